@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# One entry point for everything: sets up .venv (idempotent), then runs the job.
+#   bash course.sh demo        set up, release the notebooks and grade the sample class
+#   bash course.sh test        set up, lint and run the test suite (what CI runs)
+#   bash course.sh check|release|grade|selftest|bench ...   any `python -m course` sub-command
+# Environment: PYTHON (interpreter, >= 3.11), COURSE_VENV (default .venv),
+#              TORCH_SPEC (pip requirement for torch when none is installed).
+set -euo pipefail
+cd "$(dirname "$0")"
+PYTHON=${PYTHON:-python3}
+VENV=${COURSE_VENV:-.venv}
+say() { printf '%s\n' "$*"; }
+
+setup() {
+  "$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 11))' || {
+    say "需要 Python >= 3.11（nbgrader 0.9.6 的要求）/ Python >= 3.11 is required (nbgrader 0.9.6)"; exit 1; }
+  [ -x "$VENV/bin/python" ] || "$PYTHON" -m venv "$VENV"
+  local py="$VENV/bin/python" log="$VENV/install.log"
+  local stamp="$VENV/.installed-$(cat pyproject.toml course.sh | sha1sum | cut -c1-12)"
+  [ -e "$stamp" ] && return 0
+  say "安装依赖到 $VENV（首次约需几分钟）/ installing dependencies into $VENV (a few minutes the first time)"
+  : >"$log"
+  pip() { "$py" -m pip install --disable-pip-version-check "$@" >>"$log" 2>&1 || {
+    tail -n 30 "$log"; say "安装失败，完整日志见 $log / install failed, full log in $log"; exit 1; }; }
+  if ! "$py" -c 'import torch' 2>/dev/null; then
+    if command -v nvidia-smi >/dev/null && nvidia-smi -L >/dev/null 2>&1; then
+      pip "${TORCH_SPEC:-torch>=2.5,<3}"            # CUDA wheel, brings its own triton
+    elif "$py" -c 'import socket; socket.getaddrinfo("download.pytorch.org", 443)' 2>/dev/null; then
+      pip "${TORCH_SPEC:-torch>=2.5,<3}" --index-url https://download.pytorch.org/whl/cpu
+    else
+      pip "${TORCH_SPEC:-torch==2.13.0}"             # CPU build where a local wheel is provided
+    fi
+  fi
+  if ! "$py" -c 'import torch, sys; sys.exit(not torch.cuda.is_available())' 2>/dev/null; then
+    pip "triton>=3.7,<4"   # CPU interpreter: Triton 3.6 breaks with NumPy >= 2.4
+  fi
+  pip -e ".[dev]"
+  rm -f "$VENV"/.installed-*; touch "$stamp"
+}
+
+setup
+export PATH="$PWD/$VENV/bin:$PATH"
+case "${1:-demo}" in
+  test)
+    shift
+    python -m ruff check .
+    python -m ruff format --check .
+    exec python -m pytest "$@" ;;
+  *)
+    exec python -m course "$@" ;;
+esac

@@ -1,0 +1,134 @@
+"""`python -m course check`: an environment doctor, bilingual, non-zero only for a setup that cannot work."""
+
+from __future__ import annotations
+
+import importlib.metadata as md
+import platform
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from utils.messages import bilingual
+
+OK, WARN, FAIL = "✓", "!", "✗"
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+CJK_FONTS = (
+    "Noto Sans CJK SC",
+    "Noto Sans CJK JP",
+    "Noto Sans SC",
+    "WenQuanYi Zen Hei",
+    "SimHei",
+    "Source Han Sans SC",
+    "Microsoft YaHei",
+    "PingFang SC",
+    "Heiti SC",
+)
+
+
+def version(dist: str) -> str | None:
+    try:
+        return md.version(dist)
+    except md.PackageNotFoundError:
+        return None
+
+
+def as_tuple(text: str) -> tuple[int, ...]:
+    parts = []
+    for piece in text.split("+")[0].split(".")[:3]:
+        digits = "".join(ch for ch in piece if ch.isdigit())
+        parts.append(int(digits or 0))
+    return tuple(parts)
+
+
+def known_bad(versions: dict[str, str | None], interpreter: bool) -> list[str]:
+    """Warnings for version combinations known to break the course."""
+    found = []
+    triton, numpy = versions.get("triton"), versions.get("numpy")
+    if interpreter and triton and numpy and as_tuple(triton) < (3, 7) and as_tuple(numpy) >= (2, 4):
+        found.append(
+            bilingual(
+                f"Triton {triton} 的解释器与 NumPy {numpy} 不兼容（循环边界出错）：请安装 triton>=3.7 或 numpy<2.4",
+                f"Triton {triton}'s interpreter breaks with NumPy {numpy} (loop bounds): "
+                "install triton>=3.7 or numpy<2.4",
+            )
+        )
+    if versions.get("nbgrader") and sys.version_info < (3, 11):
+        found.append(bilingual("nbgrader 0.9.6 需要 Python >= 3.11", "nbgrader 0.9.6 needs Python >= 3.11"))
+    return found
+
+
+def cjk_font() -> str | None:
+    from matplotlib import font_manager
+
+    names = {f.name for f in font_manager.fontManager.ttflist}
+    return next((name for name in CJK_FONTS if name in names), None)
+
+
+def nbgrader_extensions() -> dict[str, bool] | None:
+    """nbgrader's JupyterLab and server extensions, each with whether it is enabled (None: no jupyter)."""
+    jupyter = Path(sys.executable).with_name("jupyter")
+    if not jupyter.exists():
+        return None
+    found = {}
+    for kind in (["labextension", "list"], ["server", "extension", "list"]):
+        out = subprocess.run([str(jupyter), *kind], capture_output=True, text=True, timeout=120)
+        for line in ANSI.sub("", out.stdout + out.stderr).splitlines():
+            words = line.split()
+            if words and "nbgrader" in words[0] and ("enabled" in words or "disabled" in words):
+                found[words[0]] = "enabled" in words
+    return found
+
+
+def main() -> int:
+    import utils
+
+    mode = utils.mode()
+    fatal = False
+    print(bilingual("FlashAttention 课程环境检查", "FlashAttention course environment check"))
+    where = mode.name if mode.is_gpu else bilingual("CPU（Triton 解释器）", "CPU (Triton interpreter)")
+    print(f"  {OK} {bilingual('运行模式', 'mode')}: {where}")
+    versions = {"python": platform.python_version()}
+    for dist in ("torch", "triton", "numpy", "nbgrader", "jupyterlab", "notebook", "matplotlib"):
+        versions[dist] = version(dist)
+    for dist, ver in versions.items():
+        required = dist in ("torch", "triton", "numpy")
+        mark = OK if ver else (FAIL if required else WARN)
+        fatal |= required and not ver
+        print(f"  {mark} {dist:<11} {ver or bilingual('未安装', 'not installed')}")
+    for warning in known_bad(versions, mode.interpreter):
+        print(f"  {WARN} {warning}")
+    font = cjk_font()
+    print(
+        f"  {OK if font else WARN} "
+        + (
+            bilingual(f"中文字体：{font}", f"CJK font: {font}")
+            if font
+            else bilingual(
+                "没有中文字体，图中的中文会显示为方块（可安装 fonts-noto-cjk）",
+                "no CJK font: Chinese plot labels will show as boxes (install fonts-noto-cjk)",
+            )
+        )
+    )
+    extensions = nbgrader_extensions()
+    if extensions is None:
+        print(f"  {WARN} " + bilingual("找不到 jupyter 命令", "jupyter command not found"))
+    elif not extensions:
+        print(
+            f"  {WARN} "
+            + bilingual("未找到 nbgrader 的 JupyterLab 扩展", "nbgrader JupyterLab extensions not found")
+        )
+    else:
+        enabled = [n for n, on in extensions.items() if on]
+        mark = OK if len(enabled) == len(extensions) else WARN
+        print(
+            f"  {mark} "
+            + bilingual(
+                f"nbgrader 扩展已启用 {len(enabled)}/{len(extensions)}",
+                f"nbgrader extensions enabled {len(enabled)}/{len(extensions)}",
+            )
+        )
+    print(
+        bilingual("环境无法使用", "setup cannot work") if fatal else bilingual("环境可用", "setup is usable")
+    )
+    return 1 if fatal else 0

@@ -1,0 +1,14 @@
+"""Shared helpers for the FlashAttention course (`import utils` in every notebook).
+
+Importing this package first decides where kernels run (see `utils.device`): on a machine without a
+CUDA GPU it switches Triton's interpreter on before anything imports triton.
+"""
+
+from utils import device as _device
+
+MODE = _device.configure()
+
+from utils.device import device, interpreter, mode  # noqa: E402
+from utils.messages import bilingual  # noqa: E402
+
+__all__ = ["MODE", "bilingual", "device", "interpreter", "mode"]
