@@ -5,8 +5,10 @@ CUDA GPU it switches Triton's interpreter on before anything imports triton.
 """
 
 from utils import device as _device
+from utils.messages import route_warnings_to_stdout
 
 MODE = _device.configure()
+route_warnings_to_stdout()
 
 from utils.device import device, interpreter, mode  # noqa: E402
 from utils.messages import bilingual  # noqa: E402

@@ -1,0 +1,212 @@
+"""Helpers for self-checks and hidden tests: float64 references, bilingual assertions, contract checks.
+
+Every failure raises AssertionError whose message names the property that failed, in both languages,
+so nbgrader's feedback tells the student what to fix.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator
+
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+
+from utils.attention.validate import causal_mask, default_scale
+from utils.messages import bilingual
+
+
+def reference_attention(q, k, v, is_causal: bool = False, scale: float | None = None):
+    """Float64 reference: returns (O, L) with L the row-wise log-sum-exp of the scaled scores."""
+    q64, k64, v64 = (t.detach().double() for t in (q, k, v))
+    s = q64 @ k64.transpose(-2, -1) * default_scale(q, scale)
+    if is_causal:
+        s = s.masked_fill(~causal_mask(q.shape[-2], k.shape[-2], q.device), float("-inf"))
+    lse = torch.logsumexp(s, dim=-1)
+    return torch.exp(s - lse[..., None]) @ v64, lse
+
+
+def reference_gradients(q, k, v, grad_out, is_causal: bool = False, scale: float | None = None):
+    """Float64 (dQ, dK, dV) of the reference attention for the upstream gradient `grad_out`."""
+    leaves = [t.detach().double().requires_grad_(True) for t in (q, k, v)]
+    out, _ = reference_attention(*leaves, is_causal=is_causal, scale=scale)
+    out.backward(grad_out.double())
+    return tuple(t.grad for t in leaves)
+
+
+def assert_close(actual, expected, what: str, atol: float, rtol: float) -> None:
+    """Shape and values of `actual` against a (float64) reference, with a bilingual message on failure."""
+    if not isinstance(actual, torch.Tensor):
+        raise AssertionError(
+            bilingual(
+                f"{what} 应为 torch.Tensor，得到 {type(actual).__name__}",
+                f"{what} should be a torch.Tensor, got {type(actual).__name__}",
+            )
+        )
+    if tuple(actual.shape) != tuple(expected.shape):
+        raise AssertionError(
+            bilingual(
+                f"{what} 形状错误：{tuple(actual.shape)}，应为 {tuple(expected.shape)}",
+                f"{what} has shape {tuple(actual.shape)}, expected {tuple(expected.shape)}",
+            )
+        )
+    got = actual.detach().to(device=expected.device, dtype=torch.float64)
+    if not torch.isfinite(got).all():
+        raise AssertionError(bilingual(f"{what} 含有 NaN 或 Inf", f"{what} contains NaN or Inf"))
+    err = (got - expected).abs()
+    bound = atol + rtol * expected.abs()
+    if (err > bound).any():
+        worst = int(torch.argmax(err - bound))
+        index = tuple(int(i) for i in torch.unravel_index(torch.tensor(worst), err.shape))
+        raise AssertionError(
+            bilingual(
+                f"{what} 与 float64 参考不符：最大误差 {err.max().item():.3g}（容差 atol={atol}, rtol={rtol}），位置 {index}",
+                f"{what} does not match the float64 reference: max error {err.max().item():.3g} "
+                f"(atol={atol}, rtol={rtol}), at index {index}",
+            )
+        )
+
+
+def saved_tensors(output: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    """The tensors an autograd Function saved for backward (read from the output's grad_fn)."""
+    if output.grad_fn is None:
+        raise AssertionError(
+            bilingual(
+                "输出没有 grad_fn：输入需要 requires_grad=True，且必须经过 autograd Function",
+                "output has no grad_fn: inputs need requires_grad=True and must go "
+                "through the autograd Function",
+            )
+        )
+    return tuple(output.grad_fn.saved_tensors)
+
+
+def check_saved_contract(output, q, k, v) -> None:
+    """The FlashAttention contract: exactly Q, K, V, O and one float32 L of shape (..., Nq) are saved."""
+    saved = saved_tensors(output)
+    lse_shape = tuple(q.shape[:-1])
+    if len(saved) != 5:
+        raise AssertionError(
+            bilingual(
+                f"应保存 5 个张量 (Q, K, V, O, L)，实际保存了 {len(saved)} 个",
+                f"expected 5 saved tensors (Q, K, V, O, L), found {len(saved)}",
+            )
+        )
+    n_q, n_k = q.shape[-2], k.shape[-2]
+    for t in saved:
+        if t.dim() >= 2 and t.shape[-2:] in ((n_q, n_k), (n_k, n_q)) and t.shape[-1] != q.shape[-1]:
+            raise AssertionError(
+                bilingual(
+                    f"保存了一个 N×N 张量 {tuple(t.shape)}", f"an N×N tensor {tuple(t.shape)} was saved"
+                )
+            )
+    lse = [t for t in saved if tuple(t.shape) == lse_shape]
+    if len(lse) != 1 or lse[0].dtype != torch.float32:
+        raise AssertionError(
+            bilingual(
+                f"应恰好保存一个形状为 {lse_shape} 的 float32 张量 L（log-sum-exp）",
+                f"expected exactly one float32 L (log-sum-exp) of shape {lse_shape}",
+            )
+        )
+    qkvo = [t for t in saved if tuple(t.shape) != lse_shape]
+    expected = [tuple(q.shape), tuple(k.shape), tuple(v.shape), tuple(output.shape)]
+    if sorted(tuple(t.shape) for t in qkvo) != sorted(expected):
+        raise AssertionError(
+            bilingual(
+                f"除 L 外应保存 Q、K、V、O，实际形状为 {[tuple(t.shape) for t in qkvo]}",
+                f"besides L, Q, K, V and O should be saved; found shapes {[tuple(t.shape) for t in qkvo]}",
+            )
+        )
+
+
+class _LargestTensor(TorchDispatchMode):
+    """Records the largest tensor any aten op produces while active."""
+
+    def __init__(self):
+        super().__init__()
+        self.numel = 0
+        self.shape: tuple[int, ...] = ()
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        for t in out if isinstance(out, tuple | list) else (out,):
+            if isinstance(t, torch.Tensor) and t.numel() > self.numel:
+                self.numel, self.shape = t.numel(), tuple(t.shape)
+        return out
+
+
+def largest_intermediate(fn: Callable[[], object]) -> tuple[int, tuple[int, ...]]:
+    """(numel, shape) of the largest tensor created by PyTorch ops while running `fn()`.
+
+    Works on any device. Triton kernels' on-chip tiles are invisible to it, as they should be.
+    """
+    with _LargestTensor() as tracker:
+        fn()
+    return tracker.numel, tracker.shape
+
+
+def assert_no_quadratic_tensor(fn: Callable[[], object], q, k, what: str) -> None:
+    """Fail if `fn()` creates a tensor with at least a quarter of the elements of the batched Nq×Nk scores."""
+    scores = q[..., 0].numel() * k.shape[-2]
+    numel, shape = largest_intermediate(fn)
+    if numel * 4 >= scores:
+        raise AssertionError(
+            bilingual(
+                f"{what} 创建了接近 N×N 的中间张量 {shape}（{numel} 个元素，分数矩阵共 {scores} 个）",
+                f"{what} created a near-N×N intermediate {shape} ({numel} elements; the scores have {scores})",
+            )
+        )
+
+
+@contextlib.contextmanager
+def forbid_shortcuts(*extra: tuple[object, str]) -> Iterator[None]:
+    """Make torch's fused attention (and any `(owner, attribute)` pairs given) raise while active.
+
+    Graded code that calls `scaled_dot_product_attention` or a course reference earns no credit.
+    """
+    targets = [(torch.nn.functional, "scaled_dot_product_attention"), *extra]
+    originals = [(owner, name, getattr(owner, name)) for owner, name in targets]
+
+    def refuse(name):
+        def _raise(*args, **kwargs):
+            raise AssertionError(
+                bilingual(
+                    f"不允许调用 {name}：请自己实现注意力",
+                    f"calling {name} is not allowed: implement attention yourself",
+                )
+            )
+
+        return _raise
+
+    try:
+        for owner, name, _ in originals:
+            setattr(owner, name, refuse(name))
+        yield
+    finally:
+        for owner, name, original in originals:
+            setattr(owner, name, original)
+
+
+def random_qkv(batch, n_q, n_k, d, dtype=torch.float32, device=None, requires_grad=True, seed=None):
+    """Fresh random Q (batch, n_q, d), K and V (batch, n_k, d); `batch` may be an int or a tuple."""
+    generator = torch.Generator().manual_seed(seed) if seed is not None else None
+    lead = (batch,) if isinstance(batch, int) else tuple(batch)
+    device = device if device is not None else "cpu"
+
+    def make(n):
+        t = torch.randn(*lead, n, d, generator=generator, dtype=torch.float32).to(device=device, dtype=dtype)
+        return t.requires_grad_(requires_grad)
+
+    return make(n_q), make(n_k), make(n_k)
+
+
+__all__ = [
+    "assert_close",
+    "assert_no_quadratic_tensor",
+    "check_saved_contract",
+    "forbid_shortcuts",
+    "largest_intermediate",
+    "random_qkv",
+    "reference_attention",
+    "reference_gradients",
+    "saved_tensors",
+]
