@@ -34,11 +34,8 @@ def version(dist: str) -> str | None:
 
 
 def as_tuple(text: str) -> tuple[int, ...]:
-    parts = []
-    for piece in text.split("+")[0].split(".")[:3]:
-        digits = "".join(ch for ch in piece if ch.isdigit())
-        parts.append(int(digits or 0))
-    return tuple(parts)
+    """Leading numeric release parts: '2.13.0+cpu' -> (2, 13, 0), '3.6.0rc1' -> (3, 6, 0)."""
+    return tuple(int(re.match(r"\d*", piece).group() or 0) for piece in text.split("+")[0].split(".")[:3])
 
 
 def known_bad(versions: dict[str, str | None], interpreter: bool) -> list[str]:

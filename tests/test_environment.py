@@ -1,0 +1,46 @@
+"""pyproject.toml and environment.yml name the same packages with the same version ranges."""
+
+import re
+import tomllib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+CONDA_NAMES = {"pytorch": "torch"}  # conda package name -> pip distribution name
+CONDA_ONLY = {"python", "pip"}
+
+
+def split(requirement: str) -> tuple[str, str]:
+    name, spec = re.match(r"\s*([A-Za-z0-9_.\-]+)\s*(.*)", requirement).groups()
+    return name.lower().replace("_", "-"), spec.replace(" ", "")
+
+
+def pip_requirements() -> dict[str, str]:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    requirements = project["dependencies"] + project["optional-dependencies"]["dev"]
+    return dict(split(r) for r in requirements)
+
+
+def conda_requirements() -> dict[str, str]:
+    found = {}
+    text = (ROOT / "environment.yml").read_text()
+    for line in text.split("\ndependencies:\n", 1)[1].splitlines():
+        item = re.match(r"^  - ([A-Za-z0-9_.\-]+[^#]*)$", line)
+        if item:
+            name, spec = split(item.group(1))
+            if name not in CONDA_ONLY:
+                found[CONDA_NAMES.get(name, name)] = spec
+    return found
+
+
+def test_same_packages_and_ranges():
+    assert conda_requirements() == pip_requirements()
+
+
+def test_environment_installs_the_project_itself():
+    assert "- -e ." in (ROOT / "environment.yml").read_text()
+
+
+def test_python_floor_matches():
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert project["requires-python"] == ">=3.11"
+    assert "python>=3.11" in (ROOT / "environment.yml").read_text()
