@@ -1,6 +1,34 @@
-"""Measuring: FLOP counts, timing and peak memory (meaningful on a GPU only)."""
+"""Measuring: FLOP counts, timing, peak memory and sweeps over the sequence length N.
+
+Numbers mean most on a GPU. On the CPU (interpreter mode) `time_ms` is wall-clock time of the CPU
+code and `peak_memory_bytes` is the size of the largest single tensor created (see its docstring);
+every record of `sweep` says which device produced it, so plots can label CPU results as such.
+
+Typical use in a notebook:
+
+    def make_naive(n):                       # setup for one size; returns what to measure
+        q, k, v = random_qkv(1, n, n, 64, device=utils.device())
+        return lambda: naive_attention(q, k, v)
+
+    records = sweep({"naive": make_naive}, ns=[256, 512, 1024])
+    plot_vs_n(records, "time_ms")            # from utils.plotting
+"""
 
 from __future__ import annotations
+
+import gc
+import statistics
+import sys
+import time
+from collections.abc import Callable, Iterable
+
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+from tqdm import tqdm
+
+from utils.runtime import mode
+
+METRICS = ("time_ms", "peak_memory_bytes")
 
 
 def attention_flops(
@@ -9,3 +37,130 @@ def attention_flops(
     """FLOPs of attention: 4·B·H·Nq·Nk·d forward (halved for causal); forward+backward is 3.5× forward."""
     flops = 4.0 * batch_heads * n_q * n_k * d * (0.5 if is_causal else 1.0)
     return flops * 3.5 if backward else flops
+
+
+def _on_gpu() -> bool:
+    return mode().is_gpu
+
+
+def _synchronize() -> None:
+    if _on_gpu():
+        torch.cuda.synchronize()
+
+
+def time_ms(fn: Callable[[], object], warmup: int = 3, repeats: int = 10) -> float:
+    """Median run time of `fn()` in milliseconds, after `warmup` untimed calls.
+
+    GPU: CUDA events around each call. CPU: wall-clock time (`time.perf_counter`); it says how fast the
+    CPU code is, not how a GPU kernel would perform.
+    """
+    if repeats < 1:
+        raise ValueError(f"repeats must be >= 1, got {repeats}")
+    for _ in range(warmup):
+        fn()
+    _synchronize()
+    samples = []
+    for _ in range(repeats):
+        if _on_gpu():
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            fn()
+            end.record()
+            torch.cuda.synchronize()
+            samples.append(start.elapsed_time(end))
+        else:
+            begin = time.perf_counter()
+            fn()
+            samples.append((time.perf_counter() - begin) * 1e3)
+    return statistics.median(samples)
+
+
+class _LargestTensorBytes(TorchDispatchMode):
+    """Records the byte size of the largest tensor any aten op produces while active."""
+
+    def __init__(self):
+        super().__init__()
+        self.nbytes = 0
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        for t in out if isinstance(out, tuple | list) else (out,):
+            if isinstance(t, torch.Tensor):
+                self.nbytes = max(self.nbytes, t.numel() * t.element_size())
+        return out
+
+
+def peak_memory_bytes(fn: Callable[[], object]) -> int:
+    """Extra memory `fn()` needs, in bytes.
+
+    GPU: the peak of `torch.cuda.max_memory_allocated` during the call minus what was allocated before
+    it (tensors that already existed do not count). CPU: the size of the largest single tensor PyTorch
+    creates during the call. That is a lower bound on the true peak, but it is exactly where the N×N
+    score matrix of naive attention shows up (and where FlashAttention's tiles do not).
+    """
+    if not _on_gpu():
+        with _LargestTensorBytes() as tracker:
+            fn()
+        return tracker.nbytes
+    torch.cuda.synchronize()
+    baseline = torch.cuda.memory_allocated()
+    torch.cuda.reset_peak_memory_stats()
+    fn()
+    torch.cuda.synchronize()
+    return max(0, torch.cuda.max_memory_allocated() - baseline)
+
+
+def _free_memory() -> None:
+    gc.collect()
+    if torch.cuda.is_available():
+        torch.cuda.empty_cache()
+
+
+def _measure_point(make: Callable[[int], Callable[[], object]], n: int, metrics, repeats: int) -> dict:
+    run = make(n)
+    result = {}
+    if "time_ms" in metrics:
+        result["time_ms"] = time_ms(run, warmup=1, repeats=repeats)
+    if "peak_memory_bytes" in metrics:
+        result["peak_memory_bytes"] = peak_memory_bytes(run)
+    return result
+
+
+def sweep(
+    fns: dict[str, Callable[[int], Callable[[], object]]],
+    ns: Iterable[int],
+    metrics: Iterable[str] = METRICS,
+    repeats: int = 5,
+    progress: bool = True,
+) -> list[dict]:
+    """Measure each implementation at each sequence length N; returns one tidy record per (name, N).
+
+    `fns` maps a name to a factory: `make(n)` does the setup for size n (allocating inputs, which is not
+    measured) and returns a zero-argument callable, the thing that is timed and measured.
+    A `torch.cuda.OutOfMemoryError` at one point is recorded (status "oom"), memory is freed and the
+    sweep goes on. Each record: name, n, status ("ok" | "oom"), time_ms, peak_memory_bytes (None when
+    not measured or OOM), device (name) and gpu (False: CPU numbers, not representative of a GPU).
+    The progress bar writes to stdout (nbgrader treats stderr output as a failure).
+    """
+    metrics = tuple(metrics)
+    unknown = set(metrics) - set(METRICS)
+    if unknown:
+        raise ValueError(f"unknown metrics {sorted(unknown)}; choose from {METRICS}")
+    ns = list(ns)
+    device = mode().name
+    records = []
+    bar = tqdm(total=len(fns) * len(ns), file=sys.stdout, disable=not progress, desc="sweep")
+    for name, make in fns.items():
+        for n in ns:
+            bar.set_postfix_str(f"{name} N={n}")
+            record = {"name": name, "n": n, "status": "ok", "device": device, "gpu": _on_gpu()}
+            record.update(dict.fromkeys(METRICS))
+            try:
+                record.update(_measure_point(make, n, metrics, repeats))
+            except torch.cuda.OutOfMemoryError:
+                record["status"] = "oom"
+            _free_memory()
+            records.append(record)
+            bar.update()
+    bar.close()
+    return records

@@ -1,0 +1,120 @@
+"""utils.measure: timing, peak memory and sweeps (CPU paths; the CUDA paths run under `-m gpu`)."""
+
+import time
+
+import pytest
+import torch
+
+import utils
+from utils.attention.naive import naive_attention
+from utils.grading import random_qkv
+from utils.measure import attention_flops, peak_memory_bytes, sweep, time_ms
+
+
+def test_time_ms_is_median_of_the_calls():
+    delays = iter([0.0] * 1 + [0.001, 0.030, 0.001, 0.001, 0.030])  # one warm-up, then five calls
+    calls = []
+
+    def fn():
+        calls.append(1)
+        time.sleep(next(delays))
+
+    ms = time_ms(fn, warmup=1, repeats=5)
+    assert len(calls) == 6
+    assert 0.9 <= ms < 15  # median of (1, 30, 1, 1, 30) ms is ~1 ms; a mean would be ~12.6
+
+
+def test_time_ms_rejects_zero_repeats():
+    with pytest.raises(ValueError, match="repeats"):
+        time_ms(lambda: None, repeats=0)
+
+
+@pytest.mark.skipif(utils.mode().is_gpu, reason="CPU meaning of peak_memory_bytes")
+def test_peak_memory_on_cpu_is_the_largest_new_tensor():
+    n, d = int(torch.randint(40, 90, ()).item()), 16
+    q, k, v = random_qkv(2, n, n, d, requires_grad=False)
+    assert peak_memory_bytes(lambda: naive_attention(q, k, v)) == 2 * n * n * 4  # the fp32 scores
+    assert peak_memory_bytes(lambda: torch.empty(3, 5, dtype=torch.float16)) == 3 * 5 * 2
+    assert peak_memory_bytes(lambda: None) == 0
+
+
+@pytest.mark.gpu
+def test_peak_memory_on_gpu_counts_only_new_allocations():
+    existing = torch.empty(64 * 2**20, dtype=torch.uint8, device="cuda")  # 64 MiB that must not count
+    extra = peak_memory_bytes(lambda: torch.empty(8 * 2**20, dtype=torch.uint8, device="cuda"))
+    assert 8 * 2**20 <= extra < 9 * 2**20
+    del existing
+
+
+@pytest.mark.gpu
+def test_time_ms_on_gpu_grows_with_work():
+    small, big = (torch.randn(n, n, device="cuda") for n in (256, 4096))
+    assert time_ms(lambda: big @ big) > time_ms(lambda: small @ small)
+
+
+def test_attention_flops():
+    assert attention_flops(2, 3, 5, 7, is_causal=False) == 4 * 2 * 3 * 5 * 7
+    assert attention_flops(2, 3, 5, 7, is_causal=True) == 2 * 2 * 3 * 5 * 7
+    assert attention_flops(1, 4, 4, 4, is_causal=False, backward=True) == 3.5 * 4 * 64
+
+
+def test_sweep_returns_one_tidy_record_per_point(capsys):
+    made = []
+
+    def make(n):
+        made.append(n)
+        x = torch.randn(n, n)
+        return lambda: x @ x
+
+    records = sweep({"matmul": make, "copy": lambda n: lambda: torch.ones(n).clone()}, [8, 32], repeats=2)
+    assert [(r["name"], r["n"]) for r in records] == [
+        ("matmul", 8),
+        ("matmul", 32),
+        ("copy", 8),
+        ("copy", 32),
+    ]
+    assert made == [8, 32]
+    for r in records:
+        assert r["status"] == "ok" and r["time_ms"] > 0
+        assert r["device"] == utils.mode().name and r["gpu"] == utils.mode().is_gpu
+    if not utils.mode().is_gpu:
+        assert [r["peak_memory_bytes"] for r in records] == [8 * 8 * 4, 32 * 32 * 4, 8 * 4, 32 * 4]
+    captured = capsys.readouterr()
+    assert captured.err == "" and "sweep" in captured.out  # progress bar on stdout only
+
+
+def test_sweep_records_oom_and_goes_on(capsys):
+    def make(n):
+        if n >= 16:
+            raise torch.cuda.OutOfMemoryError("CUDA out of memory (fake)")
+        return lambda: torch.zeros(n)
+
+    records = sweep({"fake": make}, [8, 16, 32], metrics=["peak_memory_bytes"], progress=False)
+    assert [r["status"] for r in records] == ["ok", "oom", "oom"]
+    assert records[0]["time_ms"] is None  # not requested
+    assert all(r["peak_memory_bytes"] is None for r in records[1:])
+    assert capsys.readouterr().out == ""
+
+
+def test_sweep_oom_inside_the_measured_call():
+    def make(n):
+        def run():
+            raise torch.cuda.OutOfMemoryError("fake")
+
+        return run if n > 8 else (lambda: None)
+
+    records = sweep({"f": make}, [8, 9], progress=False)
+    assert [r["status"] for r in records] == ["ok", "oom"]
+
+
+def test_sweep_rejects_unknown_metric():
+    with pytest.raises(ValueError, match="unknown metrics"):
+        sweep({"f": lambda n: lambda: None}, [1], metrics=["flops"])
+
+
+def test_sweep_does_not_swallow_other_errors():
+    def make(n):
+        raise RuntimeError("a real bug")
+
+    with pytest.raises(RuntimeError, match="a real bug"):
+        sweep({"f": make}, [1], progress=False)
