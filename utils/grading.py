@@ -16,20 +16,24 @@ from utils.attention.validate import causal_mask, default_scale
 from utils.messages import bilingual
 
 
-def reference_attention(q, k, v, is_causal: bool = False, scale: float | None = None):
-    """Float64 reference: returns (O, L) with L the row-wise log-sum-exp of the scaled scores."""
-    q64, k64, v64 = (t.detach().double() for t in (q, k, v))
-    s = q64 @ k64.transpose(-2, -1) * default_scale(q, scale)
+def _attention64(q, k, v, is_causal: bool, scale: float):
+    s = q.double() @ k.double().transpose(-2, -1) * scale
     if is_causal:
         s = s.masked_fill(~causal_mask(q.shape[-2], k.shape[-2], q.device), float("-inf"))
     lse = torch.logsumexp(s, dim=-1)
-    return torch.exp(s - lse[..., None]) @ v64, lse
+    return torch.exp(s - lse[..., None]) @ v.double(), lse
+
+
+def reference_attention(q, k, v, is_causal: bool = False, scale: float | None = None):
+    """Float64 reference: returns (O, L) with L the row-wise log-sum-exp of the scaled scores."""
+    with torch.no_grad():
+        return _attention64(q, k, v, is_causal, default_scale(q, scale))
 
 
 def reference_gradients(q, k, v, grad_out, is_causal: bool = False, scale: float | None = None):
     """Float64 (dQ, dK, dV) of the reference attention for the upstream gradient `grad_out`."""
     leaves = [t.detach().double().requires_grad_(True) for t in (q, k, v)]
-    out, _ = reference_attention(*leaves, is_causal=is_causal, scale=scale)
+    out, _ = _attention64(*leaves, is_causal, default_scale(q, scale))
     out.backward(grad_out.double())
     return tuple(t.grad for t in leaves)
 

@@ -1,0 +1,111 @@
+"""The grading helpers catch what they claim to catch, and pass what is right."""
+
+import pytest
+import torch
+
+import utils
+from utils import grading
+from utils.attention.naive import naive_attention
+
+
+class SavesScores(torch.autograd.Function):
+    """Correct output, but saves the N×N probabilities (breaks the FlashAttention contract)."""
+
+    @staticmethod
+    def forward(ctx, q, k, v):
+        o, _, p = naive_attention(q, k, v, return_scores=True)
+        ctx.save_for_backward(q, k, v, o, p)
+        return o
+
+    @staticmethod
+    def backward(ctx, grad):
+        return None, None, None
+
+
+class SavesContract(torch.autograd.Function):
+    """Saves exactly Q, K, V, O, L (float32)."""
+
+    @staticmethod
+    def forward(ctx, q, k, v):
+        o, lse = grading.reference_attention(q, k, v)
+        o = o.to(q.dtype)
+        ctx.save_for_backward(q, k, v, o, lse.float())
+        return o
+
+    @staticmethod
+    def backward(ctx, grad):
+        return None, None, None
+
+
+@pytest.mark.parametrize("is_causal", [False, True])
+def test_reference_matches_naive_and_logsumexp(is_causal):
+    q, k, v = grading.random_qkv((2, 3), 19, 23, 16, requires_grad=False)
+    out, lse = grading.reference_attention(q, k, v, is_causal)
+    grading.assert_close(naive_attention(q, k, v, is_causal), out, "O", atol=1e-5, rtol=1e-5)
+    scores = (q.double() @ k.double().transpose(-2, -1)) / 4.0
+    if is_causal:
+        scores = scores.masked_fill(torch.ones(19, 23).triu(1).bool(), float("-inf"))
+    torch.testing.assert_close(lse, torch.logsumexp(scores, -1))
+
+
+def test_reference_gradients_match_autograd_on_naive():
+    q, k, v = grading.random_qkv(2, 9, 14, 16, dtype=torch.float64)
+    grad = torch.randn(2, 9, 16, dtype=torch.float64)
+    naive_attention(q, k, v, is_causal=True).backward(grad)
+    for mine, theirs in zip(
+        grading.reference_gradients(q, k, v, grad, is_causal=True), (q.grad, k.grad, v.grad), strict=True
+    ):
+        torch.testing.assert_close(mine, theirs)
+
+
+def test_assert_close_reports_shape_nan_and_value_errors():
+    expected = torch.zeros(3, 4, dtype=torch.float64)
+    grading.assert_close(torch.full((3, 4), 1e-4), expected, "O", atol=1e-3, rtol=0)
+    with pytest.raises(AssertionError, match="shape"):
+        grading.assert_close(torch.zeros(4, 3), expected, "O", atol=1, rtol=0)
+    with pytest.raises(AssertionError, match="NaN"):
+        grading.assert_close(torch.full((3, 4), float("nan")), expected, "O", atol=1, rtol=0)
+    bad = torch.zeros(3, 4)
+    bad[2, 1] = 0.5
+    with pytest.raises(AssertionError, match=r"index \(2, 1\)"):
+        grading.assert_close(bad, expected, "dQ", atol=1e-3, rtol=0)
+
+
+def test_saved_contract_accepts_flash_style_and_rejects_n_by_n():
+    q, k, v = grading.random_qkv(2, 20, 20, 16)
+    grading.check_saved_contract(SavesContract.apply(q, k, v), q, k, v)
+    with pytest.raises(AssertionError, match="N×N"):
+        grading.check_saved_contract(SavesScores.apply(q, k, v), q, k, v)
+    with pytest.raises(AssertionError, match="grad_fn"):
+        grading.check_saved_contract(naive_attention(q.detach(), k.detach(), v.detach()), q, k, v)
+
+
+def test_quadratic_tensor_detector():
+    q, k, v = grading.random_qkv(1, 128, 96, 16, requires_grad=False)
+    with pytest.raises(AssertionError, match="N×N"):
+        grading.assert_no_quadratic_tensor(lambda: naive_attention(q, k, v), q, k, "naive")
+    numel, shape = grading.largest_intermediate(lambda: q @ k[:, :16].transpose(-2, -1))
+    assert (numel, shape) == (128 * 16, (1, 128, 16))
+    grading.assert_no_quadratic_tensor(lambda: q @ k[:, :16].transpose(-2, -1), q, k, "one tile")
+
+
+def test_forbid_shortcuts_blocks_and_restores():
+    q, k, v = grading.random_qkv(1, 8, 8, 16, requires_grad=False)
+    original = torch.nn.functional.scaled_dot_product_attention
+    with grading.forbid_shortcuts((utils, "bilingual")):
+        with pytest.raises(AssertionError, match="not allowed"):
+            torch.nn.functional.scaled_dot_product_attention(q, k, v)
+        with pytest.raises(AssertionError, match="bilingual"):
+            utils.bilingual("a", "b")
+    assert torch.nn.functional.scaled_dot_product_attention is original
+    assert utils.bilingual("甲", "a") == "甲 / a"
+
+
+def test_random_qkv_shapes_and_freshness():
+    q, k, v = grading.random_qkv((2, 3), 5, 7, 32, dtype=torch.float16)
+    assert q.shape == (2, 3, 5, 32) and k.shape == v.shape == (2, 3, 7, 32)
+    assert q.dtype == torch.float16 and q.requires_grad
+    again, _, _ = grading.random_qkv((2, 3), 5, 7, 32, dtype=torch.float16)
+    assert not torch.equal(q, again)
+    seeded = [grading.random_qkv(1, 4, 4, 16, seed=3)[0] for _ in range(2)]
+    assert torch.equal(*seeded)
