@@ -2,6 +2,7 @@
 # One entry point for everything: sets up .venv (idempotent), then runs the job.
 #   bash course.sh demo        set up, release the notebooks and grade the sample class
 #   bash course.sh test        set up, lint and run the test suite (what CI runs)
+#   bash course.sh lab         set up, open the student notebooks (release/) in JupyterLab
 #   bash course.sh check|release|grade|selftest|bench ...   any `python -m course` sub-command
 # Environment: PYTHON (interpreter, >= 3.11), COURSE_VENV (default .venv),
 #              TORCH_SPEC (pip requirement for torch when none is installed).
@@ -46,6 +47,9 @@ case "${1:-demo}" in
     python -m ruff check .
     python -m ruff format --check .
     exec python -m pytest "$@" ;;
+  lab)
+    shift
+    exec jupyter lab release "$@" ;;
   *)
     exec python -m course "$@" ;;
 esac
