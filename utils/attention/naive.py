@@ -19,6 +19,6 @@ def naive_attention(
     s = torch.matmul(q, k.transpose(-2, -1)) * default_scale(q, scale)
     if is_causal:
         s = s.masked_fill(~causal_mask(q.shape[-2], k.shape[-2], q.device), float("-inf"))
-    p = torch.softmax(s.float(), dim=-1).to(q.dtype)
+    p = torch.softmax(s, dim=-1, dtype=torch.promote_types(s.dtype, torch.float32)).to(q.dtype)
     o = torch.matmul(p, v)
     return (o, s, p) if return_scores else o
