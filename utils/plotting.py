@@ -31,6 +31,7 @@ _METRIC_LABELS = {
         ("最大单个张量 (MiB)", "largest tensor (MiB)"),
         ("峰值显存 (MiB)", "peak memory (MiB)"),
     ),
+    "tflops": (("吞吐量 (TFLOP/s)", "throughput (TFLOP/s)"), ("吞吐量 (TFLOP/s)", "throughput (TFLOP/s)")),
 }
 _MIB = 2**20
 _TILE_COLOURS = {"full": "tab:blue", "partial": "tab:orange", "skipped": "whitesmoke"}
@@ -63,10 +64,10 @@ def _new_axes(ax):
 
 
 def plot_vs_n(records: list[dict], metric: str, ax=None, title: str | None = None):
-    """Plot `metric` ("time_ms" or "peak_memory_bytes", memory shown in MiB) against N, one line per name.
+    """Plot `metric` ("time_ms", "peak_memory_bytes" in MiB or "tflops") against N, one line per name.
 
-    `records` come from `utils.measure.sweep`. Both axes are logarithmic. Points that ran out of memory
-    are drawn as × on the top edge and named in the legend. The title names the device; CPU results
+    `records` come from `utils.measure.sweep`. Both axes are logarithmic (throughput: y linear from 0).
+    Points that ran out of memory are drawn as × on the top edge and named in the legend. The title names the device; CPU results
     are labelled as not representative of a GPU. Returns the matplotlib Axes.
     """
     if metric not in _METRIC_LABELS:
@@ -85,7 +86,10 @@ def plot_vs_n(records: list[dict], metric: str, ax=None, title: str | None = Non
         if oom:
             ax.plot(oom, [1.0] * len(oom), "x", color=line.get_color(), transform=ax.get_xaxis_transform())
     ax.set_xscale("log", base=2)
-    ax.set_yscale("log")
+    if metric == "tflops":
+        ax.set_ylim(bottom=0)
+    else:
+        ax.set_yscale("log")
     ax.set_xlabel(text("序列长度 N", "sequence length N"))
     ax.set_ylabel(text(*_METRIC_LABELS[metric][on_gpu]))
     device = records[0]["device"]
