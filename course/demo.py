@@ -1,0 +1,82 @@
+"""`python -m course demo`: release every unit, grade the bundled sample class, show the grades and feedback.
+
+Everything is written under `course_output/demo/` (its own nbgrader course root), never into a real class.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tomllib
+from pathlib import Path
+
+from course import grade, notebooks, release, submissions, wrong
+from course.layout import COURSE, SAMPLE_CLASS, Course
+from utils.messages import bilingual
+
+OUTPUT = COURSE.root / "course_output" / "demo"
+
+
+def overrides(course: Course, unit: str, student: dict, last_unit: bool) -> dict[str, str]:
+    """{grade_id: source} that differ from the reference answers for this student and unit."""
+    changed: dict[str, str] = {}
+    wrongs = wrong.load(course.wrong / unit)
+    exercises = [
+        gid
+        for nb in course.notebooks(unit)
+        for gid in notebooks.solution_cells(notebooks.read(course.source / unit / nb))
+        if any(w.replaces == gid for w in wrongs)
+    ]
+    for gid in exercises[: student.get("mistakes", 0)]:
+        changed[gid] = next(w.body for w in wrongs if w.replaces == gid)
+    if "crash" in student and last_unit:
+        last = notebooks.read(course.source / unit / course.notebooks(unit)[-1])
+        changed[next(iter(notebooks.solution_cells(last)))] = (SAMPLE_CLASS / student["crash"]).read_text(
+            "utf-8"
+        )
+    return changed
+
+
+def build_class(course: Course, release_root: Path, spec: Path, dest: Path) -> list[str]:
+    """Write the sample class's submissions `dest/<student>/<unit>/*.ipynb`; return the student ids."""
+    students = tomllib.loads(spec.read_text(encoding="utf-8"))["student"]
+    units = course.units()
+    for student in students:
+        for unit in units:
+            changed = overrides(course, unit, student, unit == units[-1])
+            submissions.write_student(
+                release_root / unit, course.source / unit, dest / student["id"] / unit, changed
+            )
+    return [student["id"] for student in students]
+
+
+def run(course: Course = COURSE, out: Path = OUTPUT, timeout: float | None = None) -> list[grade.Row]:
+    """The whole demo on `course`, written under `out` (wiped first)."""
+    units = course.units()
+    if not units:
+        raise ValueError(bilingual("source/ 中还没有单元", "no units in source/ yet"))
+    shutil.rmtree(out, ignore_errors=True)
+    demo = Course(out, course.wrong)
+    shutil.copytree(course.source, demo.source)
+    print(bilingual("1/3 生成发布版本并检查泄露……", "1/3 generating the release and checking for leaks…"))
+    release.build(course, units, demo.release)
+    print(
+        bilingual(
+            "2/3 按 course/sample_class 生成示例班级的提交……", "2/3 building the sample class's submissions…"
+        )
+    )
+    students = build_class(course, demo.release, SAMPLE_CLASS / "class.toml", out / "submissions")
+    print(bilingual(f"3/3 评分：{', '.join(students)}", f"3/3 grading: {', '.join(students)}"))
+    return grade.grade(demo, out / "submissions", timeout)
+
+
+def main(timeout: float | None = None) -> int:
+    rows = run(timeout=timeout)
+    grade.print_table(rows)
+    print(bilingual(f"成绩表：{OUTPUT / 'grades.csv'}", f"grades: {OUTPUT / 'grades.csv'}"))
+    print(
+        bilingual(
+            f"反馈（HTML）：{OUTPUT / 'feedback'}/<学生>/<单元>/",
+            f"feedback (HTML): {OUTPUT / 'feedback'}/<student>/<unit>/",
+        )
+    )
+    return 0

@@ -1,0 +1,76 @@
+"""Reading, writing and inspecting nbgrader notebooks (cell metadata, solution and hidden-test regions)."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import nbformat
+
+SOLUTION = ("### BEGIN SOLUTION", "### END SOLUTION")
+HIDDEN = ("### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS")
+MARKERS = ("BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN TESTS", "END HIDDEN TESTS")
+
+
+def read(path: Path) -> nbformat.NotebookNode:
+    return nbformat.read(str(path), as_version=4)
+
+
+def to_text(nb: nbformat.NotebookNode) -> str:
+    """Byte-stable nbformat JSON: no outputs, no execution counts, cell ids filled in deterministically."""
+    clean = copy.deepcopy(nb)
+    for index, cell in enumerate(clean.cells):
+        if clean.nbformat_minor >= 5:
+            cell.setdefault("id", f"cell-{index}")
+        if cell.cell_type == "code":
+            cell.outputs = []
+            cell.execution_count = None
+    return nbformat.writes(clean).rstrip("\n") + "\n"
+
+
+def write(nb: nbformat.NotebookNode, path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(to_text(nb), encoding="utf-8")
+
+
+def meta(cell) -> dict:
+    """The cell's nbgrader metadata ({} when it has none)."""
+    return cell.get("metadata", {}).get("nbgrader", {})
+
+
+def solution_cells(nb) -> dict[str, nbformat.NotebookNode]:
+    """Code solution cells (the graded exercises) by grade_id."""
+    return {meta(c)["grade_id"]: c for c in nb.cells if c.cell_type == "code" and meta(c).get("solution")}
+
+
+def test_cells(nb) -> dict[str, nbformat.NotebookNode]:
+    """Auto-graded code cells (tests) by grade_id."""
+    return {meta(c)["grade_id"]: c for c in nb.cells if c.cell_type == "code" and meta(c).get("grade")}
+
+
+def partition(source: str) -> tuple[list[str], list[str]]:
+    """(secret, public) lines of a cell: inside solution / hidden-test regions, and outside them (no markers)."""
+    secret, public, inside = [], [], False
+    for line in source.splitlines():
+        if line.strip() in (SOLUTION[0], HIDDEN[0]):
+            inside = True
+        elif line.strip() in (SOLUTION[1], HIDDEN[1]):
+            inside = False
+        else:
+            (secret if inside else public).append(line)
+    return secret, public
+
+
+def without_markers(source: str) -> str:
+    """The source with the solution marker lines dropped: the reference answer as a student would type it."""
+    return "\n".join(line for line in source.splitlines() if line.strip() not in SOLUTION)
+
+
+def with_cell(nb, grade_id: str, source: str):
+    """A copy of `nb` whose cell `grade_id` has the given source."""
+    changed = copy.deepcopy(nb)
+    for cell in changed.cells:
+        if meta(cell).get("grade_id") == grade_id:
+            cell.source = source
+            return changed
+    raise KeyError(grade_id)

@@ -1,0 +1,62 @@
+"""Run `course.worker` jobs in child processes with a wall-clock limit (the parent never imports nbgrader)."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from course import ROOT
+
+
+def worker_env() -> dict[str, str]:
+    """The grader's environment, inherited by every notebook kernel: quiet progress bars, tools on PATH."""
+    env = dict(os.environ)
+    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH", "")) if p)
+    env["TQDM_DISABLE"] = "1"  # a progress bar in graded code writes to stderr, which zeroes a test cell
+    env["PYTHONUNBUFFERED"] = "1"
+    return env
+
+
+def kill_tree(pid: int) -> None:
+    """Kill a process and all its descendants (Jupyter starts kernels in sessions of their own)."""
+    import psutil
+
+    try:
+        parent = psutil.Process(pid)
+    except psutil.NoSuchProcess:
+        return
+    for proc in [*parent.children(recursive=True), parent]:
+        try:
+            proc.kill()
+        except psutil.NoSuchProcess:
+            pass
+
+
+def run_job(request: dict, timeout: float, log: Path | None = None) -> tuple[dict, bool]:
+    """(results, timed_out) of one worker job; results hold whatever finished before a timeout."""
+    with tempfile.TemporaryDirectory(prefix="course-job-") as tmp, contextlib.ExitStack() as stack:
+        request_path, result_path = Path(tmp) / "request.json", Path(tmp) / "result.json"
+        request_path.write_text(json.dumps(request), encoding="utf-8")
+        sink = stack.enter_context(open(log, "a", encoding="utf-8")) if log else subprocess.DEVNULL
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "course.worker", str(request_path), str(result_path)],
+            cwd=ROOT,
+            env=worker_env(),
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+        )
+        try:
+            proc.wait(timeout=timeout)
+            timed_out = False
+        except subprocess.TimeoutExpired:
+            kill_tree(proc.pid)
+            proc.wait()
+            timed_out = True
+        results = json.loads(result_path.read_text(encoding="utf-8")) if result_path.exists() else {}
+        return results, timed_out

@@ -1,0 +1,156 @@
+"""The nbgrader side of the pipeline, run in a child process: `python -m course.worker REQUEST.json RESULT.json`.
+
+The parent (`course.runner`) gives each job a wall-clock limit and kills its whole process group when it
+runs over, so a student's kernel that hangs or takes the machine down cannot stop the grading of others.
+Results are rewritten after every notebook, so what finished before a kill is kept.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+import time
+from pathlib import Path
+
+from course import ROOT
+
+FAILURE = "There was an error processing assignment: "
+
+
+def make_api(root: str, **coursedir: str):
+    """An NbGraderAPI for the course root, configured by the course's nbgrader_config.py."""
+    # jsonschema imports rfc3987_syntax (if installed) only to check IRI formats, which notebooks never use;
+    # building its grammars costs seconds in every worker.
+    sys.modules.setdefault("rfc3987_syntax", None)
+    from nbgrader.apps import NbGraderAPI
+    from nbgrader.coursedir import CourseDirectory
+    from traitlets.config.loader import PyFileConfigLoader
+
+    config = PyFileConfigLoader("nbgrader_config.py", path=str(ROOT)).load_config()
+    config.CourseDirectory.root = root
+    for key, value in coursedir.items():
+        setattr(config.CourseDirectory, key, value)
+    return NbGraderAPI(coursedir=CourseDirectory(config=config), config=config)
+
+
+def failure_reasons(log: str) -> dict[str, str]:
+    """{submission folder: reason} for every submission nbgrader reported as failed in `log`."""
+    reasons, current, chunk = {}, None, []
+    for line in [*log.splitlines(), FAILURE]:
+        if FAILURE in line:
+            if current is not None:
+                reasons[current] = classify("\n".join(chunk))
+            current, chunk = str(Path(line.split(FAILURE, 1)[1].strip()).resolve()), []
+        else:
+            chunk.append(line)
+    return reasons
+
+
+def classify(text: str) -> str:
+    if "DeadKernelError" in text or "Kernel died" in text:
+        return "kernel died"
+    if "UnresponsiveKernelError" in text or "became unresponsive" in text:
+        return "timeout"
+    return "error"
+
+
+def had_cell_timeout(path: Path) -> bool:
+    import nbformat
+
+    nb = nbformat.read(str(path), as_version=4)
+    return any(out.get("ename") == "CellTimeoutError" for cell in nb.cells for out in cell.get("outputs", []))
+
+
+def scores(api, unit: str, student: str, notebook: str) -> dict[str, list[float]]:
+    """{grade_id: [score, max_score]} of one graded notebook, read from the gradebook."""
+    from nbgrader.api import Gradebook, MissingEntry
+
+    with Gradebook(api.coursedir.db_url, api.coursedir.course_id) as gb:
+        try:
+            found = gb.find_submission_notebook(notebook, unit, student)
+        except MissingEntry:
+            return {}
+        return {g.name: [float(g.score or 0.0), float(g.max_score)] for g in found.grades}
+
+
+def reset(api, root: Path, unit: str, student: str) -> None:
+    """Forget an earlier grading of this submission, so a re-run never shows stale scores."""
+    from nbgrader.api import Gradebook, MissingEntry
+
+    with Gradebook(api.coursedir.db_url, api.coursedir.course_id) as gb:
+        try:
+            gb.remove_submission(unit, student)
+        except MissingEntry:
+            pass
+    for folder in ("autograded", "feedback"):
+        shutil.rmtree(root / folder / student / unit, ignore_errors=True)
+
+
+def generate(request: dict, result_path: Path) -> None:
+    api = make_api(request["root"], release_directory=request["release_dir"])
+    results = {}
+    for unit in request["units"]:
+        out = api.generate_assignment(unit, force=True, create=True)
+        report(f"generate_assignment {unit}", out)
+        results[unit] = {"success": out["success"], "log": out.get("error", "") + out.get("log", "")}
+        save(result_path, results)
+
+
+def autograde(request: dict, result_path: Path) -> None:
+    """Grade one unit, notebook by notebook, for one student or (student "*") every submitted student."""
+    root, unit, student = Path(request["root"]), request["unit"], request["student"]
+    api = make_api(str(root))
+    if student != "*":
+        reset(api, root, unit, student)
+    results: dict[str, dict[str, dict]] = {}
+    for notebook in request["notebooks"]:
+        stem = notebook.removesuffix(".ipynb")
+        api.coursedir.notebook_id = stem
+        out = api.autograde(unit, student, force=True, create=True)
+        report(f"autograde {unit}/{notebook} for {student}", out)
+        failed = failure_reasons(out.get("log", ""))
+        pattern = student if student != "*" else "*"
+        for submitted in sorted((root / "submitted").glob(f"{pattern}/{unit}/{notebook}")):
+            who = submitted.parent.parent.name
+            graded = root / "autograded" / who / unit / notebook
+            if graded.exists():
+                status = "cell timeout" if had_cell_timeout(graded) else "graded"
+            else:
+                status = failed.get(str(submitted.parent.resolve()), classify(out.get("error", "")))
+            entry = {"status": status, "scores": scores(api, unit, who, stem)}
+            if status != "graded":
+                entry["log"] = (out.get("error", "") + out.get("log", ""))[-4000:]
+            results.setdefault(who, {})[notebook] = entry
+        save(result_path, results)
+    if request.get("feedback") and student != "*":
+        api.coursedir.notebook_id = "*"
+        if (root / "autograded" / student / unit).is_dir():
+            report(
+                f"generate_feedback {unit} for {student}", api.generate_feedback(unit, student, force=True)
+            )
+
+
+def report(what: str, out: dict) -> None:
+    """Append nbgrader's log of one step to the job's log (stdout)."""
+    status = "ok" if out["success"] else "FAILED"
+    print(
+        f"==== {time.strftime('%H:%M:%S')} {what}: {status}\n{out.get('log', '')}{out.get('error', '')}",
+        flush=True,
+    )
+
+
+def save(path: Path, results: dict) -> None:
+    partial = path.with_suffix(".partial")
+    partial.write_text(json.dumps(results, indent=1, ensure_ascii=False), encoding="utf-8")
+    partial.replace(path)
+
+
+def main(argv: list[str]) -> int:
+    request = json.loads(Path(argv[0]).read_text(encoding="utf-8"))
+    {"generate": generate, "autograde": autograde}[request["action"]](request, Path(argv[1]))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

@@ -1,0 +1,54 @@
+"""nbgrader configuration for the course (read by `nbgrader …` run from the course root and by `python -m course`).
+
+Environment variables (all optional):
+  FLASH_COURSE_CELL_TIMEOUT  seconds one notebook cell may run while autograding (overrides the defaults below);
+  FLASH_COURSE_DEVICE        `cpu` forces the CPU defaults even on a GPU box (same variable as `utils.device`).
+"""
+
+import os
+
+c = get_config()  # noqa: F821 (provided by traitlets when nbgrader loads this file)
+
+c.CourseDirectory.course_id = "flash-attention-first-principles"
+
+# Instructor-only files never reach release/ (python -m course release also checks for them).
+c.CourseDirectory.ignore = [
+    ".ipynb_checkpoints",
+    "*.pyc",
+    "__pycache__",
+    "feedback",
+    "instructor",
+    "*.solution.*",
+    "*_solution.*",
+    "*_answers.*",
+]
+
+# Bilingual stubs for cleared solutions; a solution region outside a solution cell is an error.
+c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE / 在此作答\nraise NotImplementedError()"}
+c.ClearSolutions.text_stub = "在此作答。 / YOUR ANSWER HERE"
+c.ClearSolutions.enforce_metadata = True
+c.ClearHiddenTests.enforce_metadata = True
+
+
+def _on_gpu_box() -> bool:
+    """A CUDA driver is present and the course is not forced onto the CPU (no torch import: this file is read often)."""
+    if os.environ.get("FLASH_COURSE_DEVICE", "").strip().lower() == "cpu":
+        return False
+    return os.path.exists("/dev/nvidiactl") or os.path.exists("/proc/driver/nvidia/version")
+
+
+# Per-cell timeout: Triton's CPU interpreter is orders of magnitude slower than a GPU.
+_default_timeout = 120 if _on_gpu_box() else 600
+c.Execute.timeout = int(os.environ.get("FLASH_COURSE_CELL_TIMEOUT", _default_timeout))
+c.Execute.interrupt_on_timeout = True
+
+# nbgrader scores a test cell 0 if it wrote anything to stderr. Drop stderr that only carries harmless noise:
+# Python warnings (`...Warning: ...`), PyTorch C++ warnings (`[W...]`) and progress bars (`12%|...`).
+c.IgnorePattern.pattern = "|".join(
+    [
+        r"(?m)^.*\b\w*Warning: ",
+        r"(?m)^\[W[\s\d]",
+        r"\d+%\|",
+    ]
+)
+c.IgnorePattern.enabled = True
