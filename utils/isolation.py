@@ -1,0 +1,319 @@
+"""Run a graded check of student kernels in a separate process, so a crash fails only that check.
+
+A Triton kernel that reads out of bounds can kill the interpreter (segfault) or poison the CUDA
+context; either would take the whole notebook down with it. `run_check` instead:
+
+1. exports the student's code into a real module file (`export_module`): the notebook cells that
+   define the given objects, plus every notebook-level name they use, found by walking the code.
+   Only imports, definitions and the assignments they read are kept, so demo calls in those cells
+   do not run again. A real file matters: on a GPU `@triton.jit` reads its kernel's source;
+2. runs `python -m utils.isolation` on it with a timeout (the child inherits the environment,
+   so `TRITON_INTERPRET` and `FLASH_COURSE_DEVICE` carry over);
+3. turns a crash, a timeout or an exception in the child into an `AssertionError` with a
+   bilingual message. The child's output is echoed to stdout; nothing is ever written to stderr.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import importlib
+import importlib.util
+import json
+import linecache
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import textwrap
+import traceback
+import types
+from pathlib import Path
+
+from utils.messages import bilingual
+
+MODULE_NAME = "student_code"
+_LITERALS = (int, float, str, bool, type(None))
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+_KEPT_STATEMENTS = (ast.Import, ast.ImportFrom, ast.ClassDef, ast.Assign, ast.AnnAssign, *_FUNCTIONS)
+
+
+class IsolatedCheckError(AssertionError):
+    """A check that failed, crashed or timed out in its child process."""
+
+
+def _python_function(obj):
+    """The plain Python function behind a function, method or (autotuned) Triton kernel, else None."""
+    for _ in range(8):
+        if isinstance(obj, staticmethod | classmethod):
+            obj = obj.__func__
+        if isinstance(obj, types.FunctionType):
+            return obj
+        if not hasattr(obj, "fn"):
+            return None
+        obj = obj.fn
+    return None
+
+
+def _source_file(obj) -> str | None:
+    """The file (or notebook cell) where `obj` was defined, if Python kept its source lines."""
+    candidates = [obj] if not isinstance(obj, type) else list(vars(obj).values())
+    for candidate in candidates:
+        function = _python_function(candidate)
+        if function is not None:
+            filename = function.__code__.co_filename
+            if linecache.getlines(filename, function.__globals__):
+                return filename
+    return None
+
+
+def _literal(value) -> bool:
+    if isinstance(value, _LITERALS):
+        return True
+    if isinstance(value, tuple | list):
+        return all(_literal(v) for v in value)
+    return False
+
+
+def _kept_statements(source: str, filename: str) -> list[tuple[ast.stmt, str]]:
+    """Top-level imports, definitions and assignments of one cell (with decorators), and their text."""
+    tree = ast.parse(source, filename=filename)
+    lines = source.splitlines(keepends=True)
+    kept = []
+    for node in tree.body:
+        if isinstance(node, _KEPT_STATEMENTS):
+            first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])
+            kept.append((node, "".join(lines[first - 1 : node.end_lineno])))
+    return kept
+
+
+def _defined_names(node: ast.stmt) -> set[str]:
+    if isinstance(node, ast.Import | ast.ImportFrom):
+        return {(alias.asname or alias.name).split(".")[0] for alias in node.names}
+    if isinstance(node, ast.Assign | ast.AnnAssign):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        return {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+    return {node.name}
+
+
+def _loads(node: ast.AST) -> set[str]:
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+
+
+def _free_names(node: ast.stmt) -> set[str]:
+    """Names a top-level statement reads from the module (a function's own locals excluded)."""
+    if isinstance(node, ast.ClassDef):
+        outer = [*node.decorator_list, *node.bases, *(k.value for k in node.keywords)]
+        return set().union(*map(_loads, outer), *map(_free_names, node.body))
+    if not isinstance(node, _FUNCTIONS):
+        return _loads(node)
+    arguments = node.args
+    params = [
+        *arguments.posonlyargs,
+        *arguments.args,
+        *arguments.kwonlyargs,
+        arguments.vararg,
+        arguments.kwarg,
+    ]
+    local = {a.arg for a in params if a is not None}
+    local |= {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
+    outer = [*node.decorator_list, *arguments.defaults, *(d for d in arguments.kw_defaults if d is not None)]
+    outer += [a.annotation for a in params if a is not None and a.annotation is not None]
+    inner = set().union(*(_loads(statement) for statement in node.body)) - local
+    return inner | set().union(*map(_loads, outer))
+
+
+def _import_line(name: str, value) -> str | None:
+    """An import statement that recreates `name` in a fresh process, or None if there is none."""
+    if isinstance(value, types.ModuleType):
+        module = value.__name__
+        if name == module:
+            return f"import {module}"
+        parent, _, leaf = module.rpartition(".")
+        return f"from {parent} import {leaf} as {name}" if parent else f"import {module} as {name}"
+    module = getattr(value, "__module__", None)
+    qualname = getattr(value, "__qualname__", "")
+    if module and module != "__main__" and qualname and "." not in qualname and "<" not in qualname:
+        try:
+            if getattr(importlib.import_module(module), qualname, None) is value:
+                return f"from {module} import {qualname} as {name}"
+        except ImportError:
+            return None
+    return None
+
+
+def _select(statements: list[tuple[ast.stmt, str]]) -> tuple[list[tuple[ast.stmt, str]], set[str]]:
+    """Imports and definitions, plus the assignments they need; and the names still undefined."""
+    chosen = [s for s in statements if not isinstance(s[0], ast.Assign | ast.AnnAssign)]
+    while True:
+        needed = set().union(*(_free_names(node) for node, _ in chosen))
+        extra = [
+            s
+            for s in statements
+            if s not in chosen
+            and isinstance(s[0], ast.Assign | ast.AnnAssign)
+            and _defined_names(s[0]) & needed
+        ]
+        if not extra:
+            break
+        chosen += extra
+    chosen.sort(key=statements.index)
+    defined = set().union(*(_defined_names(node) for node, _ in chosen))
+    return chosen, needed - defined - set(dir(builtins))
+
+
+def module_source(objects, namespace: dict | None = None) -> str:
+    """Python source of a module that defines `objects` and everything of the notebook they use.
+
+    `namespace` is where the objects live (default: the notebook's `__main__`). The cells defining the
+    objects contribute their imports and definitions, and the assignments those read (a demo call
+    in such a cell is left out). Names still undefined are resolved in `namespace`: modules and
+    importable objects become imports, simple literals become assignments, and functions, classes
+    and kernels defined in another cell bring that cell in too.
+    """
+    namespace = vars(sys.modules["__main__"]) if namespace is None else namespace
+    missing = [getattr(o, "__name__", repr(o)) for o in objects if _source_file(o) is None]
+    if missing:
+        raise ValueError(
+            bilingual(f"找不到这些对象的源代码：{missing}", f"cannot find the source code of {missing}")
+        )
+    files: list[str] = []
+    pending = [_source_file(o) for o in objects]
+    statements: list[tuple[ast.stmt, str]] = []
+    preamble: dict[str, str] = {}
+    while pending:
+        filename = pending.pop(0)
+        if filename in files:
+            continue
+        files.append(filename)
+        statements += _kept_statements("".join(linecache.getlines(filename)), filename)
+        chosen, undefined = _select(statements)
+        for name in sorted(undefined - set(preamble)):
+            value = namespace.get(name)
+            line = _import_line(name, value) if name in namespace else None
+            source_file = _source_file(value) if name in namespace and line is None else None
+            if line is not None:
+                preamble[name] = line
+            elif source_file is not None:
+                pending.append(source_file)
+            elif name in namespace and _literal(value):
+                preamble[name] = f"{name} = {value!r}"
+    chosen, _ = _select(statements)
+    parts = ["import utils  # first: decides between the GPU and Triton's interpreter\n"]
+    parts += [line + "\n" for line in preamble.values()]
+    parts += ["\n\n" + text.rstrip() + "\n" for _, text in chosen]
+    return "".join(parts)
+
+
+def export_module(objects, path, namespace: dict | None = None) -> Path:
+    """Write `module_source(objects, namespace)` to `path` and return the path."""
+    path = Path(path)
+    path.write_text(module_source(objects, namespace), encoding="utf-8")
+    return path
+
+
+def _signal_name(code: int) -> str:
+    try:
+        return signal.Signals(-code).name
+    except ValueError:
+        return "unknown signal"
+
+
+def _tail(text: str, lines: int = 12) -> str:
+    return "\n".join(text.strip().splitlines()[-lines:])
+
+
+def run_check(check: str, objects, timeout: float = 300, namespace: dict | None = None, **kwargs):
+    """Run `check(module, **kwargs)` in a child process on the exported student code.
+
+    `check` names a function as "package.module:function"; `kwargs` must be JSON-serialisable.
+    Returns what the check returned (JSON round-trip). Raises `AssertionError` when the check
+    fails, the child crashes, or it runs longer than `timeout` seconds.
+    """
+    with tempfile.TemporaryDirectory(prefix="isolated_check_") as folder:
+        module_path = export_module(objects, Path(folder) / f"{MODULE_NAME}.py", namespace)
+        result_path = Path(folder) / "result.json"
+        command = [sys.executable, "-m", "utils.isolation", str(module_path), check, json.dumps(kwargs)]
+        command.append(str(result_path))
+        env = dict(os.environ)
+        root = str(Path(__file__).resolve().parent.parent)
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
+        child = subprocess.Popen(
+            command,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+            start_new_session=True,
+        )
+        try:
+            out, err = child.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(child.pid, signal.SIGKILL)
+            out, err = child.communicate()
+            print(out, end="")
+            raise IsolatedCheckError(
+                bilingual(
+                    f"检查 {check} 超时（{timeout:g} 秒后终止）：内核可能陷入死循环或过慢",
+                    f"check {check} timed out (stopped after {timeout:g} s): "
+                    "a kernel may loop forever or be far too slow",
+                )
+            ) from None
+        print(out, end="")
+        if not result_path.exists():
+            code = child.returncode
+            how = f"{code}, {_signal_name(code)}" if code < 0 else str(code)
+            raise IsolatedCheckError(
+                bilingual(
+                    f"内核崩溃（退出码 {how}），常见原因：越界读写（缺少掩码）",
+                    f"kernel crashed (exit {how}); a common cause is an out-of-bounds access (missing mask)",
+                )
+                + "\n"
+                + _tail(err)
+            )
+        result = json.loads(result_path.read_text(encoding="utf-8"))
+    if not result["ok"]:
+        raise IsolatedCheckError(f"{result['error']}\n{result['where']}".rstrip())
+    return result["value"]
+
+
+def _resolve(check: str):
+    module_name, _, function_name = check.partition(":")
+    return getattr(importlib.import_module(module_name), function_name)
+
+
+def _load_student_module(path: str) -> types.ModuleType:
+    spec = importlib.util.spec_from_file_location(MODULE_NAME, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[MODULE_NAME] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def _student_frames(error: BaseException) -> str:
+    """The traceback lines that point into the student's code (where to look)."""
+    frames = [f for f in traceback.extract_tb(error.__traceback__) if MODULE_NAME in f.filename]
+    return "".join(traceback.format_list(frames[-3:]))
+
+
+def _child(module_path: str, check: str, kwargs_json: str, result_path: str) -> None:
+    """Entry point of the child process: run the check and write {ok, value | error} as JSON."""
+    import utils  # noqa: F401  (decides the device before triton is imported)
+
+    try:
+        module = _load_student_module(module_path)
+        value = _resolve(check)(module, **json.loads(kwargs_json))
+        result = {"ok": True, "value": value}
+    except Exception as error:  # every failure becomes a graded AssertionError in the parent
+        message = str(error) if isinstance(error, AssertionError) else f"{type(error).__name__}: {error}"
+        result = {"ok": False, "error": message, "where": textwrap.indent(_student_frames(error), "  ")}
+    sys.stdout.flush()
+    Path(result_path).write_text(json.dumps(result), encoding="utf-8")
+
+
+if __name__ == "__main__":
+    _child(*sys.argv[1:5])
+
+
+__all__ = ["IsolatedCheckError", "export_module", "module_source", "run_check"]
