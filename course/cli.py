@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from course import doctor
+from course import bench, doctor
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -15,9 +15,76 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     check = sub.add_parser("check", help="检查环境 / check the environment")
     check.set_defaults(run=lambda args: doctor.main())
+
+    release = sub.add_parser(
+        "release", help="由 source/ 生成 release/ 并检查泄露 / generate release/ from source/"
+    )
+    release.add_argument("units", nargs="*", metavar="UNIT", help="单元（默认全部）/ units (default: all)")
+    release.add_argument(
+        "--check",
+        action="store_true",
+        help="只检查 release/ 是否最新 / only check that release/ is up to date",
+    )
+    release.set_defaults(run=lambda args: _release().main(args.units, check=args.check))
+
+    grade = sub.add_parser("grade", help="自动评分 / autograde submissions")
+    grade.add_argument(
+        "submissions", help="<学生>/<单元>/*.ipynb 文件夹或 zip / folder or zip of <student>/<unit>/*.ipynb"
+    )
+    grade.add_argument(
+        "--timeout", type=float, help="每个学生每个单元的时限（秒）/ wall-clock seconds per student and unit"
+    )
+    grade.set_defaults(run=lambda args: _grade().main(args.submissions, args.timeout))
+
+    selftest = sub.add_parser("selftest", help="验证评分能区分对错 / prove the graders discriminate")
+    selftest.add_argument("units", nargs="*", metavar="UNIT", help="单元（默认全部）/ units (default: all)")
+    selftest.add_argument("--jobs", type=int, default=2, help="并行数 / parallel nbgrader runs (default 2)")
+    selftest.add_argument(
+        "--timeout", type=float, help="每个假学生的时限（秒）/ wall-clock seconds per fake student"
+    )
+    selftest.set_defaults(run=lambda args: _selftest().main(args.units, args.jobs, args.timeout))
+
+    demo = sub.add_parser("demo", help="发布并为示例班级评分 / release and grade the sample class")
+    demo.add_argument(
+        "--timeout", type=float, help="每个学生每个单元的时限（秒）/ wall-clock seconds per student and unit"
+    )
+    demo.set_defaults(run=lambda args: _demo().main(args.timeout))
+
+    bench.add_parser(sub)  # its heavy imports (torch, triton) happen in bench.main
     return parser
+
+
+# Sub-command modules are imported on use: each pulls in torch or nbformat, which `check` must not need.
+def _release():
+    from course import release
+
+    return release
+
+
+def _grade():
+    from course import grade
+
+    return grade
+
+
+def _selftest():
+    from course import selftest
+
+    return selftest
+
+
+def _demo():
+    from course import demo
+
+    return demo
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    return args.run(args)
+    try:
+        return args.run(args)
+    except (
+        ValueError
+    ) as error:  # bad input (unknown unit, missing folder, leak, …): a clear message, no traceback
+        print(error)
+        return 2

@@ -1,0 +1,190 @@
+"""`python -m course selftest [UNIT…]`: prove that the graders discriminate.
+
+For every unit: the source notebooks (reference solutions) must score full marks, the untouched release
+(stubs) must score 0 on every test cell, and every wrong implementation in `course/wrong/<unit>/` must lose
+points on each test cell it names. Each graded exercise needs at least three wrong implementations.
+
+Speed: the fake students of one notebook are graded in one nbgrader run (a kernel death only fails that
+student); runs are spread over `--jobs` scratch course roots in parallel. A run that exceeds its wall-clock
+limit is redone one student per process, so a hang is pinned on the student who caused it.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tqdm import tqdm
+
+from course import grade, notebooks, release, wrong
+from course.layout import COURSE, Course
+from course.runner import run_job
+from utils.messages import bilingual
+
+MIN_WRONG = 3
+
+
+@dataclass
+class Case:
+    """One fake student's notebook and what its grade must show."""
+
+    unit: str
+    notebook: str
+    student: str
+    kind: str  # "solution", "stubs" or "wrong"
+    submission: object  # the notebook to hand in
+    must_fail: tuple[str, ...] = ()
+    result: dict = field(default_factory=dict)  # {"status": …, "scores": {grade_id: [score, max]}}
+
+    def verdict(self, tests: dict[str, float]) -> str | None:
+        """None when the grade is as expected, else what went wrong."""
+        status, scores = self.result.get("status", "not graded"), self.result.get("scores", {})
+        if self.kind == "solution":
+            short = [g for g, pts in tests.items() if scores.get(g, [0.0])[0] < pts]
+            if status != "graded" or short:
+                return f"{status}; not full marks: {short}" if short else status
+        elif self.kind == "stubs":
+            scored = [g for g in tests if scores.get(g, [0.0])[0] > 0]
+            if scored:
+                return f"stubs earn points on {scored}"
+        else:
+            kept = [g for g in self.must_fail if g not in tests or scores.get(g, [0.0])[0] >= tests[g]]
+            if kept:
+                return f"does not lose points on {kept} ({status})"
+        return None
+
+
+def static_problems(course: Course, unit: str, impls: list[wrong.WrongImpl]) -> list[str]:
+    """Header mistakes in wrong implementations, and exercises with fewer than MIN_WRONG of them."""
+    problems = []
+    sources = {nb: notebooks.read(course.source / unit / nb) for nb in course.notebooks(unit)}
+    for impl in impls:
+        nb = sources.get(impl.notebook)
+        if nb is None:
+            problems.append(f"{impl.path.name}: no notebook {impl.notebook} in {unit}")
+            continue
+        if impl.replaces not in notebooks.solution_cells(nb):
+            problems.append(f"{impl.path.name}: {impl.replaces} is not a solution cell of {impl.notebook}")
+        unknown = [g for g in impl.must_fail if g not in notebooks.test_cells(nb)]
+        if unknown:
+            problems.append(f"{impl.path.name}: {unknown} are not test cells of {impl.notebook}")
+    for name, nb in sources.items():
+        for gid in notebooks.solution_cells(nb):
+            count = sum(1 for i in impls if i.notebook == name and i.replaces == gid)
+            if count < MIN_WRONG:
+                problems.append(
+                    f"{unit}/{name}: exercise {gid} has {count} wrong implementations (< {MIN_WRONG})"
+                )
+    return problems
+
+
+def cases_for(course: Course, unit: str, release_root: Path, impls: list[wrong.WrongImpl]) -> list[Case]:
+    cases = []
+    for nb_name in course.notebooks(unit):
+        source = notebooks.read(course.source / unit / nb_name)
+        cases.append(Case(unit, nb_name, "solution", "solution", source))
+        cases.append(Case(unit, nb_name, "stubs", "stubs", notebooks.read(release_root / unit / nb_name)))
+        for impl in impls:
+            if impl.notebook == nb_name and impl.replaces in notebooks.solution_cells(source):
+                changed = notebooks.with_cell(source, impl.replaces, impl.body)
+                cases.append(Case(unit, nb_name, f"wrong-{impl.name}", "wrong", changed, impl.must_fail))
+    return cases
+
+
+def run_slot(course: Course, root: Path, groups: list[list[Case]], timeout: float, progress) -> None:
+    """Grade some (unit, notebook) groups of cases in the scratch course root `root`."""
+    slot = Course(root, course.wrong)
+    units = sorted({group[0].unit for group in groups})
+    for unit in units:
+        shutil.copytree(course.source / unit, slot.source / unit)
+    grade.register_units(slot, units)
+    for group in groups:
+        unit, nb_name = group[0].unit, group[0].notebook
+        for case in group:
+            notebooks.write(case.submission, slot.submitted / case.student / unit / nb_name)
+        request = {
+            "action": "autograde",
+            "root": str(root),
+            "unit": unit,
+            "student": "*",
+            "notebooks": [nb_name],
+        }
+        results, timed_out = run_job(request, timeout * len(group), root / "selftest.log")
+        for case in group:
+            if timed_out and nb_name not in results.get(case.student, {}):
+                one, hung = run_job({**request, "student": case.student}, timeout, root / "selftest.log")
+                results[case.student] = one.get(case.student) or {
+                    nb_name: {"status": "timeout" if hung else "error"}
+                }
+            case.result = results.get(case.student, {}).get(nb_name, {"status": "error"})
+        progress.update(len(group))
+
+
+def run(
+    course: Course, units: list[str], jobs: int = 2, timeout: float | None = None
+) -> tuple[list[Case], list[str]]:
+    """Every case graded, and every problem found (empty when the graders discriminate as they should)."""
+    timeout = timeout or grade.default_timeout()
+    problems, cases = [], []
+    with tempfile.TemporaryDirectory(prefix="course-selftest-") as tmp:
+        scratch = Path(tmp)
+        release.build(course, units, scratch / "release")
+        for unit in units:
+            impls = wrong.load(course.wrong / unit)
+            problems += static_problems(course, unit, impls)
+            cases += cases_for(course, unit, scratch / "release", impls)
+        groups: dict[tuple[str, str], list[Case]] = {}
+        for case in cases:
+            groups.setdefault((case.unit, case.notebook), []).append(case)
+        slots: list[list[list[Case]]] = [[] for _ in range(max(1, min(jobs, len(groups))))]
+        for group in sorted(groups.values(), key=len, reverse=True):
+            min(slots, key=lambda s: sum(map(len, s))).append(group)
+        with tqdm(total=len(cases), desc=bilingual("自检", "selftest"), unit="case") as progress:
+            with ThreadPoolExecutor(len(slots)) as pool:
+                futures = [
+                    pool.submit(run_slot, course, scratch / f"slot{i}", slot, timeout, progress)
+                    for i, slot in enumerate(slots)
+                ]
+                for future in futures:
+                    future.result()
+    return cases, problems
+
+
+def points(course: Course, unit: str, nb_name: str) -> dict[str, float]:
+    tests = notebooks.test_cells(notebooks.read(course.source / unit / nb_name))
+    return {gid: float(notebooks.meta(cell).get("points", 0)) for gid, cell in tests.items()}
+
+
+def report(course: Course, cases: list[Case], problems: list[str]) -> int:
+    """Print the table; the number of surprises."""
+    surprises = len(problems)
+    header = ("单元 Unit", "笔记本 Notebook", "学生 Student", "结果 Result")
+    lines = []
+    for case in cases:
+        verdict = case.verdict(points(course, case.unit, case.notebook))
+        surprises += verdict is not None
+        lines.append((case.unit, case.notebook, case.student, "✓" if verdict is None else f"✗ {verdict}"))
+    widths = [max(len(x) for x in column) for column in zip(header, *lines, strict=False)]
+    for line in [header, *lines]:
+        print("  ".join(cell.ljust(width) for cell, width in zip(line, widths, strict=False)).rstrip())
+    for problem in problems:
+        print(f"✗ {problem}")
+    if surprises:
+        print(bilingual(f"自检失败：{surprises} 处意外", f"selftest FAILED: {surprises} surprise(s)"))
+    else:
+        print(bilingual(f"自检通过：{len(cases)} 个用例", f"selftest passed: {len(cases)} case(s)"))
+    return surprises
+
+
+def main(
+    names: list[str] | None, jobs: int = 2, timeout: float | None = None, course: Course = COURSE
+) -> int:
+    units = course.select(names)
+    if not units:
+        print(bilingual("source/ 中还没有单元", "no units in source/ yet"))
+        return 0
+    cases, problems = run(course, units, jobs, timeout)
+    return 1 if report(course, cases, problems) else 0
