@@ -1,0 +1,82 @@
+"""`python -m course selftest` on the fixture: real mistakes are caught, a harmless 'mistake' is reported."""
+
+import shutil
+
+import pytest
+from pipeline_fixture import FIXTURE, FIXTURE_COURSE, UNIT
+
+from course import notebooks, selftest, wrong
+from course.layout import Course
+
+
+@pytest.fixture(scope="module")
+def planted(tmp_path_factory):
+    """The fixture course plus a 'wrong' implementation that is in fact correct, minus one lse mistake."""
+    root = tmp_path_factory.mktemp("selftest")
+    course = Course(root / "course", root / "wrong")
+    shutil.copytree(FIXTURE / "source", course.source)
+    shutil.copytree(FIXTURE / "wrong", course.wrong)
+    (course.wrong / UNIT / "lse_max_only.py").unlink()
+    reference = notebooks.without_markers(
+        notebooks.solution_cells(notebooks.read(course.source / UNIT / "softmax.ipynb"))[
+            "softmax_impl"
+        ].source
+    )
+    (course.wrong / UNIT / "softmax_not_wrong.py").write_text(
+        "# selftest-notebook: softmax.ipynb\n# selftest-replaces: softmax_impl\n"
+        "# selftest-must-fail: test_large_inputs\n# Mistake: none (the reference answer).\n"
+        + reference
+        + "\n"
+    )
+    cases, problems = selftest.run(course, [UNIT], jobs=2)
+    return course, cases, problems
+
+
+def test_every_real_mistake_loses_points_and_the_reference_scores_full_marks(planted):
+    course, cases, _ = planted
+    verdicts = {c.student: c.verdict(selftest.points(course, c.unit, c.notebook)) for c in cases}
+    expected = {"solution", "stubs"} | {f"wrong-{w.name}" for w in wrong.load(course.wrong / UNIT)}
+    assert expected <= verdicts.keys()
+    surprises = {s: v for s, v in verdicts.items() if v is not None and s != "wrong-softmax_not_wrong"}
+    assert surprises == {}
+
+
+def test_a_mistake_that_keeps_its_points_and_a_thin_exercise_are_surprises(planted, capsys):
+    course, cases, problems = planted
+    harmless = next(c for c in cases if c.student == "wrong-softmax_not_wrong")
+    verdict = harmless.verdict(selftest.points(course, UNIT, "softmax.ipynb"))
+    assert verdict is not None and "test_large_inputs" in verdict
+    assert any("lse_impl has 2 wrong implementations (< 3)" in p for p in problems), problems
+    assert selftest.report(course, cases, problems) == 2
+    out = capsys.readouterr().out
+    assert "selftest FAILED: 2 surprise(s)" in out and "✗ does not lose points" in out
+
+
+def test_stubs_lose_every_point_and_the_solution_earns_every_point(planted):
+    course, cases, _ = planted
+    for case in cases:
+        points = selftest.points(course, case.unit, case.notebook)
+        scores = {gid: score for gid, (score, _) in case.result["scores"].items() if gid in points}
+        if case.kind == "solution":
+            assert scores == points
+        if case.kind == "stubs":
+            assert scores == dict.fromkeys(points, 0.0)
+
+
+def test_the_committed_fixture_passes_selftest_statically():
+    impls = wrong.load(FIXTURE_COURSE.wrong / UNIT)
+    assert selftest.static_problems(FIXTURE_COURSE, UNIT, impls) == []
+
+
+def test_wrong_file_without_header_is_a_clear_error(tmp_path):
+    path = tmp_path / "bad.py"
+    path.write_text("# selftest-notebook: softmax.ipynb\ndef stable_softmax(xs):\n    return xs\n")
+    with pytest.raises(ValueError, match="missing header line.*selftest-replaces, # selftest-must-fail"):
+        wrong.parse(path)
+
+
+def test_wrong_file_header_is_parsed():
+    impl = wrong.parse(FIXTURE / "wrong" / UNIT / "softmax_no_normalize.py")
+    assert (impl.notebook, impl.replaces) == ("softmax.ipynb", "softmax_impl")
+    assert impl.must_fail == ("test_sums_to_one", "test_matches_reference")
+    assert impl.body.startswith("def stable_softmax(xs):") and "selftest" not in impl.body
