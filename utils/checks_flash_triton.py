@@ -1,0 +1,253 @@
+"""Graded checks of unit 08 (FlashAttention in Triton), run in a child process by `utils.isolation.run_check`.
+
+The student module must define `FlashAttentionTriton` (`apply(Q, K, V, is_causal=False)`, Q (B, Nq, d),
+K and V (B, Nk, d); saves Q, K, V, O and a float32 L (B, Nq); backward returns (dQ, dK, dV, None)).
+
+Which cases run: on a GPU the full set (float32, float16, bfloat16; d in {16, 32, 64, 128}; N from 1 to
+16384, odd N, Nq != Nk); in the interpreter a reduced set (float32 and float16, small N), because the
+interpreter is slow and its bfloat16 `tl.dot` is wrong. Every report says which set ran.
+
+Tolerances, against float64: O and L within `_TOL[dtype]` (absolute and relative). float32 allows
+TF32 (the GPU default of `tl.dot` for float32, about 1e-3 relative error), so it shares float16's
+tolerance; bfloat16 has 3 fewer mantissa bits than float16. Gradients sum over up to N terms, so their
+absolute tolerance scales with the largest reference entry.
+"""
+
+from __future__ import annotations
+
+import torch
+
+import utils
+from utils.grading import (
+    assert_close,
+    assert_no_quadratic_tensor,
+    check_saved_contract,
+    forbid_shortcuts,
+    random_qkv,
+    reference_attention,
+    reference_gradients,
+    saved_tensors,
+)
+from utils.measure import attention_flops, time_ms
+from utils.messages import bilingual
+from utils.runtime import device, interpreter
+from utils.triton_checks import ATTENTION_OPS, count_launches, forbid_torch_ops, require_launches
+
+F32, F16, BF16 = torch.float32, torch.float16, torch.bfloat16
+_TOL = {F32: 1e-2, F16: 1e-2, BF16: 3e-2}
+_GRAD_TOL = {F32: 2e-2, F16: 2e-2, BF16: 6e-2}
+
+# (batch, Nq, Nk, d, dtype)
+_VISIBLE = [(1, 40, 40, 16, F32)]
+_CPU_HIDDEN = [
+    (2, 1, 1, 16, F32),
+    (2, 70, 70, 32, F32),
+    (1, 17, 100, 16, F16),
+    (3, 100, 45, 64, F16),
+    (1, 129, 129, 16, F32),
+]
+# Every dtype with several head dims, N from 1 up, odd N, Nq != Nk; two long sequences at the end.
+_GPU_VARIANTS = [(F16, 16), (F16, 32), (F16, 64), (F16, 128), (F32, 32), (F32, 128), (BF16, 16), (BF16, 64)]
+_GPU_SHAPES = [(2, 1, 1), (2, 127, 127), (1, 1000, 1000), (1, 257, 1531), (1, 4099, 4099)]
+_GPU_HIDDEN = [(b, nq, nk, d, t) for t, d in _GPU_VARIANTS for b, nq, nk in _GPU_SHAPES]
+_GPU_HIDDEN += [(1, 16384, 16384, 64, F16), (1, 16384, 16384, 128, BF16)]
+
+# Performance (GPU only): forward + backward at B·H = 16, N = 4096, d = 64, float16, not causal.
+# Calibration: the unit's reference solution (straightforward kernels, one fixed tile size, no
+# autotuning, no tuned num_warps/num_stages) reached about 0.25 of SDPA's forward+backward throughput
+# on an H100 (torch 2.11, Triton 3.6). The threshold is about half of that, so any correct kernel
+# written along the notebook's lines passes, while a kernel that, say, uses 16×16 tiles does not.
+PERF_SHAPE = (16, 4096, 4096, 64, F16)
+PERF_FRACTION_OF_SDPA = 0.12
+
+_UTILS_SHORTCUTS = ((utils, "flash_attention"), (utils, "naive_attention"))
+
+
+def _cases(hidden: bool) -> tuple[str, list]:
+    if not hidden:
+        return bilingual("自检", "self-check"), _VISIBLE
+    if interpreter():
+        return bilingual(
+            "解释器精简集（float32/float16，小 N）", "interpreter set (float32/float16, small N)"
+        ), _CPU_HIDDEN
+    return bilingual("GPU 完整集", "full GPU set"), _GPU_HIDDEN
+
+
+def _describe(case, is_causal: bool) -> tuple[str, str]:
+    b, n_q, n_k, d, dtype = case
+    kind = "causal" if is_causal else "non-causal"
+    return f"B={b}, Nq={n_q}, Nk={n_k}, d={d}, {str(dtype).removeprefix('torch.')}, {kind}", kind
+
+
+def _forward(module, q, k, v, is_causal: bool, what: str):
+    """Run the student's forward with all guards on; return O."""
+    with (
+        forbid_shortcuts(*_UTILS_SHORTCUTS),
+        count_launches(module) as launches,
+        forbid_torch_ops(ATTENTION_OPS, what),
+    ):
+        out = module.FlashAttentionTriton.apply(q, k, v, is_causal)
+    require_launches(launches, what)
+    return out
+
+
+def _saved_lse(out, q) -> torch.Tensor:
+    return next(t for t in saved_tensors(out) if tuple(t.shape) == tuple(q.shape[:-1]))
+
+
+def _report(label: str, n_cases: int, is_causal: bool) -> str:
+    kind = bilingual("因果", "causal") if is_causal else bilingual("非因果", "non-causal")
+    line = bilingual(f"通过 {n_cases} 个用例", f"passed {n_cases} cases") + f" [{label}; {kind}]"
+    print(line)
+    return line
+
+
+def forward(module, is_causal: bool = False, hidden: bool = False) -> str:
+    """O and L of FlashAttentionTriton against float64, with the saved-tensor contract."""
+    label, cases = _cases(hidden)
+    for case in cases:
+        b, n_q, n_k, d, dtype = case
+        shape, _ = _describe(case, is_causal)
+        what = bilingual(f"前向（{shape}）", f"forward ({shape})")
+        q, k, v = random_qkv(b, n_q, n_k, d, dtype=dtype, device=device())
+        out = _forward(module, q, k, v, is_causal, what)
+        o_ref, lse_ref = reference_attention(q, k, v, is_causal=is_causal)
+        assert_close(out, o_ref, what + " O", atol=_TOL[dtype], rtol=_TOL[dtype])
+        if out.dtype != dtype:
+            raise AssertionError(
+                bilingual(
+                    f"{what}：O 的类型应为 {dtype}，得到 {out.dtype}",
+                    f"{what}: O should be {dtype}, got {out.dtype}",
+                )
+            )
+        check_saved_contract(out, q, k, v)
+        assert_close(_saved_lse(out, q), lse_ref, what + " L", atol=_TOL[dtype], rtol=_TOL[dtype])
+    return _report(label, len(cases), is_causal)
+
+
+def backward(module, is_causal: bool = False, hidden: bool = False) -> str:
+    """dQ, dK, dV of FlashAttentionTriton against float64; the backward must launch the student's kernels."""
+    label, cases = _cases(hidden)
+    for case in cases:
+        b, n_q, n_k, d, dtype = case
+        shape, _ = _describe(case, is_causal)
+        what = bilingual(f"反向（{shape}）", f"backward ({shape})")
+        q, k, v = random_qkv(b, n_q, n_k, d, dtype=dtype, device=device())
+        grad_out = torch.randn(b, n_q, d, device=device()).to(dtype)
+        out = _forward(module, q, k, v, is_causal, what)
+        # Δ = rowsum(dO ∘ O) may be computed with torch (mul, sum); matrix products and exp may not.
+        with (
+            forbid_shortcuts(*_UTILS_SHORTCUTS),
+            count_launches(module) as launches,
+            forbid_torch_ops(ATTENTION_OPS, what),
+        ):
+            out.backward(grad_out)
+        require_launches(launches, what)
+        for name, grad, ref in zip(
+            ("dQ", "dK", "dV"),
+            (q.grad, k.grad, v.grad),
+            reference_gradients(q, k, v, grad_out, is_causal),
+            strict=True,
+        ):
+            if grad is None:
+                raise AssertionError(bilingual(f"{what}：{name} 为 None", f"{what}: {name} is None"))
+            scale = max(1.0, ref.abs().max().item())
+            assert_close(grad, ref, f"{what} {name}", atol=_GRAD_TOL[dtype] * scale, rtol=_GRAD_TOL[dtype])
+    return _report(label, len(cases), is_causal)
+
+
+def memory(module) -> str:
+    """No N×N tensor in forward + backward; on a GPU, peak memory far below the N² bytes of the scores."""
+    n, d, dtype = (16384, 64, F16) if not interpreter() else (512, 16, F32)
+    q, k, v = random_qkv(1, n, n, d, dtype=dtype, device=device())
+    grad_out = torch.randn_like(q)
+
+    def run():
+        module.FlashAttentionTriton.apply(q, k, v, True).backward(grad_out)
+
+    what = bilingual(f"前向+反向（N={n}）", f"forward+backward (N={n})")
+    assert_no_quadratic_tensor(run, q, k, what)
+    if interpreter():
+        line = bilingual(f"没有 N×N 中间张量（N={n}，解释器）", f"no N×N intermediate (N={n}, interpreter)")
+    else:
+        torch.cuda.synchronize()
+        before = torch.cuda.memory_allocated()
+        torch.cuda.reset_peak_memory_stats()
+        run()
+        torch.cuda.synchronize()
+        extra = torch.cuda.max_memory_allocated() - before
+        budget = n * n * q.element_size() // 8
+        if extra > budget:
+            raise AssertionError(
+                bilingual(
+                    f"{what} 额外占用 {extra / 2**20:.0f} MiB 显存，超过上限 {budget / 2**20:.0f} MiB（N² 的 1/8）",
+                    f"{what} used {extra / 2**20:.0f} MiB extra, above the {budget / 2**20:.0f} MiB limit (N²/8)",
+                )
+            )
+        line = bilingual(
+            f"峰值额外显存 {extra / 2**20:.1f} MiB（N={n}，N² 个 fp16 需 {n * n * 2 / 2**20:.0f} MiB）",
+            f"peak extra memory {extra / 2**20:.1f} MiB (N={n}; N² fp16 would be {n * n * 2 / 2**20:.0f} MiB)",
+        )
+    print(line)
+    return line
+
+
+def performance(module) -> dict | None:
+    """GPU: forward+backward TFLOP/s of the student's kernels beside torch SDPA; must reach the threshold."""
+    if interpreter():
+        print(
+            bilingual(
+                "跳过：解释器中无法测量性能，本项只在 GPU 上评判（本单元格 0 分，仅作反馈）",
+                "skipped: performance cannot be measured in the interpreter; it is judged on a GPU only "
+                "(this cell is worth 0 points, feedback only)",
+            )
+        )
+        return None
+    b, n_q, n_k, d, dtype = PERF_SHAPE
+    q, k, v = random_qkv(b, n_q, n_k, d, dtype=dtype, device=device())
+    grad_out = torch.randn_like(q)
+    flops = attention_flops(b, n_q, n_k, d, is_causal=False, backward=True)
+
+    def student():
+        module.FlashAttentionTriton.apply(q, k, v, False).backward(grad_out)
+
+    def sdpa():
+        torch.nn.functional.scaled_dot_product_attention(q, k, v).backward(grad_out)
+
+    result = {name: flops / time_ms(fn) / 1e9 for name, fn in (("student", student), ("sdpa", sdpa))}
+    ratio = result["student"] / result["sdpa"]
+    print(
+        bilingual(
+            f"你的内核 {result['student']:.1f} TFLOP/s，SDPA {result['sdpa']:.1f} TFLOP/s（{ratio:.2f}×），"
+            f"阈值 {PERF_FRACTION_OF_SDPA:.2f}×",
+            f"your kernels {result['student']:.1f} TFLOP/s, SDPA {result['sdpa']:.1f} TFLOP/s ({ratio:.2f}×), "
+            f"threshold {PERF_FRACTION_OF_SDPA:.2f}×",
+        )
+        + f" [B={b}, N={n_q}, d={d}, float16, {utils.mode().name}]"
+    )
+    if ratio < PERF_FRACTION_OF_SDPA:
+        raise AssertionError(
+            bilingual(
+                f"前向+反向吞吐量只有 SDPA 的 {ratio:.2f} 倍，低于阈值 {PERF_FRACTION_OF_SDPA}：试试更大的分块（64×64）",
+                f"forward+backward throughput is {ratio:.2f}× SDPA's, below the {PERF_FRACTION_OF_SDPA}× "
+                "threshold: try larger tiles (64×64)",
+            )
+        )
+    return result
+
+
+def sweep_student(module, ns: list[int], batch_heads: int, d: int) -> list[dict]:
+    """`utils.measure.sweep` records of the student's forward+backward (float16 on a GPU, float32 on CPU)."""
+    from utils.measure import sweep
+
+    dtype = F16 if not interpreter() else F32
+
+    def make(n):
+        q, k, v = random_qkv(batch_heads, n, n, d, dtype=dtype, device=device())
+        grad_out = torch.randn_like(q)
+        return lambda: module.FlashAttentionTriton.apply(q, k, v, False).backward(grad_out)
+
+    return sweep({bilingual("你的内核", "your kernels"): make}, ns, progress=False)
+
+
+__all__ = ["PERF_FRACTION_OF_SDPA", "backward", "forward", "memory", "performance", "sweep_student"]
