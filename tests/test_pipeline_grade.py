@@ -1,0 +1,105 @@
+"""`python -m course demo` and `grade` on the fixture: a crashing student gets a status, the others correct
+scores; originals are untouched; a re-run (from a zip, with one more student) is idempotent."""
+
+import csv
+import hashlib
+import shutil
+import zipfile
+
+import pytest
+from pipeline_fixture import FIXTURE, FIXTURE_COURSE, UNIT
+
+from course import demo, grade, notebooks, submissions
+from course.layout import Course
+
+
+def digest(folder):
+    files = (p for p in folder.rglob("*") if p.is_file())
+    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest() for p in files}
+
+
+def points(notebook):
+    return sum(notebooks.meta(c)["points"] for c in notebooks.test_cells(notebooks.read(notebook)).values())
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    """The demo on the fixture, then a second grading of the same class plus a student whose code loops."""
+    out = tmp_path_factory.mktemp("demo") / "course"
+    mp = pytest.MonkeyPatch()
+    mp.setenv("FLASH_COURSE_CELL_TIMEOUT", "10")
+    first = {row.student: row for row in demo.run(FIXTURE_COURSE, out, timeout=300)}
+    first_csv = (out / "grades.csv").read_text()
+    again = tmp_path_factory.mktemp("again") / "class"
+    shutil.copytree(out / "submissions", again)
+    erin = again / "erin_loops" / UNIT
+    submissions.write_student(out / "release" / UNIT, FIXTURE / "source" / UNIT, erin, {})
+    nb = notebooks.with_cell(notebooks.read(erin / "logsumexp.ipynb"), "lse_impl", "while True:\n    pass")
+    notebooks.write(nb, erin / "logsumexp.ipynb")
+    before = digest(again)
+    second = {row.student: row for row in grade.grade(Course(out, FIXTURE_COURSE.wrong), again, timeout=300)}
+    mp.undo()
+    return out, first, first_csv, second, before, digest(again)
+
+
+def test_correct_student_gets_full_marks_and_feedback(graded):
+    out, first, *_ = graded
+    alice = first["alice_correct"]
+    total = sum(points(p) for p in (FIXTURE / "source" / UNIT).glob("*.ipynb"))
+    assert (alice.status, alice.score, alice.max_score) == ("graded", total, total)
+    assert sorted(p.name for p in (out / "feedback" / "alice_correct" / UNIT).glob("*.html")) == [
+        "logsumexp.html",
+        "softmax.html",
+    ]
+
+
+def test_partial_student_loses_points_but_is_graded(graded):
+    _, first, *_ = graded
+    bob = first["bob_partial"]
+    assert bob.status == "graded" and 0 < bob.score < bob.max_score
+
+
+def test_crashing_student_gets_a_status_and_keeps_the_other_notebook(graded):
+    out, first, *_ = graded
+    carol = first["carol_crash"]
+    assert carol.status == "kernel died (softmax.ipynb)"
+    assert carol.score == points(FIXTURE / "source" / UNIT / "logsumexp.ipynb")
+    assert (out / "feedback" / "carol_crash" / UNIT / "logsumexp.html").exists()
+
+
+def test_grades_csv_lists_every_student(graded):
+    out, first, first_csv, *_ = graded
+    rows = list(csv.DictReader(first_csv.splitlines()))
+    assert [(r["student_id"], r["status"]) for r in rows] == [(s, first[s].status) for s in sorted(first)]
+    assert {r["student_id"]: float(r["score"]) for r in rows} == {s: r.score for s, r in first.items()}
+
+
+def test_originals_are_untouched(graded):
+    *_, before, after = graded
+    assert before == after and before
+
+
+def test_regrading_is_idempotent_and_an_endless_loop_times_out(graded):
+    out, first, _, second, *_ = graded
+    assert {s: (r.score, r.status) for s, r in second.items() if s in first} == {
+        s: (r.score, r.status) for s, r in first.items()
+    }
+    erin = second["erin_loops"]
+    assert erin.status == "cell timeout (logsumexp.ipynb)"
+    assert erin.score == points(FIXTURE / "source" / UNIT / "softmax.ipynb")
+    assert len(list(csv.DictReader((out / "grades.csv").read_text().splitlines()))) == len(first) + 1
+
+
+def test_a_zipped_class_is_unpacked_even_inside_one_top_folder(tmp_path):
+    archive = tmp_path / "class.zip"
+    with zipfile.ZipFile(archive, "w") as zf:
+        zf.writestr("class/ann/01_softmax/softmax.ipynb", "{}")
+        zf.writestr("class/ben/01_softmax/logsumexp.ipynb", "{}")
+    folder = grade.class_folder(archive, tmp_path / "unpacked")
+    assert grade.find_pairs(folder) == [("ann", UNIT), ("ben", UNIT)]
+    assert archive.exists()
+
+
+def test_missing_submissions_folder_is_a_clear_error(tmp_path):
+    with pytest.raises(ValueError, match="no submissions folder or zip"):
+        grade.grade(Course(tmp_path, tmp_path), tmp_path / "nowhere")
