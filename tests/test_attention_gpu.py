@@ -15,10 +15,11 @@ pytestmark = pytest.mark.gpu
 # Like every FlashAttention, the kernels round P to the input dtype before P·V and dS before dS·K / dSᵀ·Q,
 # so half-precision errors are a few rounding units of that dtype (fp16: 2⁻¹¹, bf16: 2⁻⁸) times the
 # largest value. float32 runs true fp32 ("ieee") products: TF32 (~1e-3) would fail its bound.
+# Measured on an H100 (N up to 16k): max error / max|ref| ≤ 5e-6 (fp32), 5.3e-4 (fp16), 4.3e-3 (bf16).
 TOLERANCES = {
     torch.float32: Tolerance(2e-5, 1e-4),
-    torch.float16: Tolerance(4e-3, 2e-2),
-    torch.bfloat16: Tolerance(3e-2, 1e-1),
+    torch.float16: Tolerance(2e-3, 1e-2),
+    torch.bfloat16: Tolerance(1.6e-2, 5e-2),
 }
 
 CASES = [  # (leading dims, Nq, Nk, d, causal)

@@ -2,13 +2,14 @@
 
 import pytest
 import torch
-from attention_checks import Tolerance, check_forward_backward
+from attention_checks import LSE_TOLERANCE, Tolerance, assert_matches, check_forward_backward
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import utils
 from utils import FlashAttentionPyTorch, FlashAttentionTriton, flash_attention
-from utils.grading import check_saved_contract, random_qkv
+from utils.attention.flash_pytorch import tiled_backward, tiled_forward
+from utils.grading import check_saved_contract, random_qkv, reference_attention, reference_gradients
 
 IMPLEMENTATIONS = {"pytorch": FlashAttentionPyTorch.apply, "triton": FlashAttentionTriton.apply}
 
@@ -78,10 +79,8 @@ def test_flash_attention_entry_point(backend, causal):
     q, k, v = random_qkv((2, 2), 21, 30, 16, device=utils.device())
     apply = lambda q, k, v, c, s: flash_attention(q, k, v, is_causal=c, scale=s, backend=backend)  # noqa: E731
     if backend == "naive":  # saves no L: compare O and gradients only
-        from utils.grading import assert_close, reference_attention
-
         o = apply(q, k, v, causal, 0.5)
-        assert_close(o, reference_attention(q, k, v, causal, 0.5)[0], "O", atol=1e-5, rtol=1e-4)
+        assert_matches(o, reference_attention(q, k, v, causal, 0.5)[0], "O", TOLERANCES[torch.float32])
     else:
         check_forward_backward(apply, q, k, v, causal, TOLERANCES[torch.float32], scale=0.5)
 
@@ -111,3 +110,19 @@ def test_property_triton_matches_reference_on_any_shape(batch, n_q, n_k, d, caus
 def test_property_pytorch_matches_reference_on_any_shape(lead, n_q, n_k, d, causal):
     q, k, v = random_qkv(tuple(lead), n_q, n_k, d, device=utils.device())
     check_forward_backward(IMPLEMENTATIONS["pytorch"], q, k, v, causal, TOLERANCES[torch.float32])
+
+
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize(("block_q", "block_k"), [(16, 24), (24, 16), (7, 7)])
+def test_pytorch_tiles_of_any_size(causal, block_q, block_k):
+    """The tiled loops do not rely on equal or power-of-two tile sizes (the Function uses 64×64)."""
+    q, k, v = random_qkv(2, 50, 61, 16, device=utils.device(), requires_grad=False)
+    o, lse = tiled_forward(q, k, v, causal, 0.25, block_q, block_k)
+    ref_o, ref_lse = reference_attention(q, k, v, causal, 0.25)
+    assert_matches(o, ref_o, "O", TOLERANCES[torch.float32])
+    assert_matches(lse, ref_lse, "L", LSE_TOLERANCE)
+    grad_out = torch.randn_like(o)
+    grads = tiled_backward(q, k, v, o, lse, grad_out, causal, 0.25, block_q, block_k)
+    refs = reference_gradients(q, k, v, grad_out, causal, 0.25)
+    for name, grad, ref in zip(("dQ", "dK", "dV"), grads, refs, strict=True):
+        assert_matches(grad, ref, name, TOLERANCES[torch.float32])
