@@ -166,7 +166,8 @@ def grade(course: Course, submissions: Path, timeout: float | None = None) -> li
     if units:
         print(bilingual("正在登记单元到 gradebook……", "registering units in the gradebook…"))
         register_units(course, units)
-    log = course.root / "grading.log"
+    log = course.autograded / "grading.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
     log.write_text("", encoding="utf-8")
     rows = []
     for student, unit in tqdm(pairs, desc=bilingual("评分", "grading"), unit="unit"):
@@ -189,6 +190,9 @@ def main(submissions: str, timeout: float | None = None, course: Course = COURSE
         )
     )
     print(
-        bilingual(f"评分日志：{course.root / 'grading.log'}", f"grading log: {course.root / 'grading.log'}")
+        bilingual(
+            f"评分日志：{course.autograded / 'grading.log'}",
+            f"grading log: {course.autograded / 'grading.log'}",
+        )
     )
     return 0
