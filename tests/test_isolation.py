@@ -1,0 +1,178 @@
+"""utils.isolation: export the student's code to a module, run a check in a child process, and turn a
+failure, a crash or a hang into an AssertionError, with nothing on stderr; proven in a notebook kernel too."""
+
+import importlib.util
+import textwrap
+import time
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+
+from utils.isolation import module_source, run_check
+
+STUDENT = """
+import torch
+import triton
+import triton.language as tl
+
+BLOCK = 16
+demo_input = torch.zeros(3)
+
+
+@triton.jit
+def double_kernel(x_ptr, n, BLOCK: tl.constexpr):
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(x_ptr + offsets, 2 * tl.load(x_ptr + offsets, mask=offsets < n), mask=offsets < n)
+
+
+def double(x):
+    double_kernel[(triton.cdiv(x.numel(), BLOCK),)](x, x.numel(), BLOCK=BLOCK)
+    return x
+
+
+demo_output = double(demo_input)
+"""
+
+CHECKS = """
+import os
+import signal
+import time
+
+import torch
+
+import utils
+
+
+def doubles(module, n):
+    x = torch.arange(n, dtype=torch.float32, device=utils.device())
+    assert torch.equal(module.double(x.clone()), 2 * x), "double() is wrong"
+    print("checked", n)
+    return {"n": n}
+
+
+def fails(module):
+    raise AssertionError("the property failed / 性质不成立")
+
+
+def crashes(module):
+    os.kill(os.getpid(), signal.SIGSEGV)
+
+
+def hangs(module):
+    time.sleep(60)
+"""
+
+
+@pytest.fixture
+def student(tmp_path, monkeypatch):
+    """The student's code as an imported module (a stand-in for the notebook's namespace)."""
+    (tmp_path / "fake_checks.py").write_text(CHECKS)
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path))  # the child imports the checks from here
+    path = tmp_path / "notebook_cells.py"
+    path.write_text(STUDENT)
+    spec = importlib.util.spec_from_file_location("notebook_cells", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_module_source_keeps_definitions_and_needed_assignments_only(student):
+    source = module_source([student.double], namespace=vars(student))
+    compile(source, "exported", "exec")
+    assert source.startswith("import utils")
+    assert "def double_kernel" in source and "@triton.jit" in source and "BLOCK = 16" in source
+    assert "demo_output" not in source and "demo_input" not in source  # demo code does not run again
+
+
+def test_run_check_returns_the_value_and_echoes_stdout(student, capfd):
+    assert run_check("fake_checks:doubles", [student.double], namespace=vars(student), n=37) == {"n": 37}
+    out, err = capfd.readouterr()
+    assert "checked 37" in out and err == ""
+
+
+@pytest.mark.parametrize(
+    ("check", "timeout", "message"),
+    [
+        ("fails", 120, "the property failed"),
+        ("crashes", 120, "kernel crashed (exit -11, SIGSEGV)"),
+        ("hangs", 3, "timed out"),
+    ],
+)
+def test_failures_become_assertion_errors_without_stderr(student, capfd, check, timeout, message):
+    start = time.monotonic()
+    with pytest.raises(AssertionError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        run_check(f"fake_checks:{check}", [student.double], timeout=timeout, namespace=vars(student))
+    assert time.monotonic() - start < 60
+    assert capfd.readouterr().err == ""
+
+
+def test_missing_source_is_a_clear_error():
+    with pytest.raises(ValueError, match="cannot find the source code"):
+        module_source([len], namespace={})
+
+
+NOTEBOOK_CHECKS = """
+import torch
+
+import utils
+
+
+def doubler_works(module):
+    x = torch.arange(100, dtype=torch.float32, device=utils.device())
+    assert torch.equal(module.Doubler.double(x.clone()), 2 * x)
+    return "doubled"
+
+
+def broken_runs(module):
+    module.broken(torch.zeros(16, device=utils.device()))
+"""
+
+
+def test_works_in_a_notebook_kernel(tmp_path, monkeypatch):
+    """The real setting: a kernel and a class in separate cells, an out-of-bounds kernel, one kernel."""
+    (tmp_path / "notebook_checks.py").write_text(NOTEBOOK_CHECKS)
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path))  # inherited by the kernel, then by the child
+    cells = [
+        "import utils\nimport utils.isolation\nimport torch\nimport triton\nimport triton.language as tl",
+        STUDENT,
+        textwrap.dedent("""
+            @triton.jit
+            def oob_kernel(x_ptr, BLOCK: tl.constexpr):
+                offsets = tl.arange(0, BLOCK) + 1_000_000_000_000
+                tl.store(x_ptr + tl.arange(0, BLOCK), tl.load(x_ptr + offsets))
+
+
+            class Doubler:
+                @staticmethod
+                def double(x):
+                    return double(x)
+
+
+            def broken(x):
+                oob_kernel[(1,)](x, BLOCK=16)
+        """),
+        "print(utils.isolation.run_check('notebook_checks:doubler_works', [Doubler]))",
+        textwrap.dedent("""
+            try:
+                utils.isolation.run_check("notebook_checks:broken_runs", [broken])
+            except AssertionError as error:
+                print("CAUGHT", error)
+            print("kernel alive")
+        """),
+    ]
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
+    NotebookClient(
+        nb,
+        timeout=300,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(tmp_path)}},
+        extra_arguments=["--IPKernelApp.log_level=ERROR"],
+    ).execute()
+
+    def printed(cell):
+        return "".join(o.get("text", "") for o in cell.outputs)
+
+    assert "doubled" in printed(nb.cells[3])
+    assert "CAUGHT" in printed(nb.cells[4]) and "kernel alive" in printed(nb.cells[4])
+    assert all(o.get("name") != "stderr" for cell in nb.cells[3:] for o in cell.outputs)
