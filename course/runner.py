@@ -14,13 +14,9 @@ from course import ROOT
 
 
 def worker_env() -> dict[str, str]:
-    """The grader's environment, inherited by every notebook kernel: quiet progress bars, tools on PATH."""
+    """The grader's environment, inherited by every notebook kernel: quiet progress bars, this Python first on PATH."""
     env = dict(os.environ)
-    # nbgrader runs the `alembic` script; find it next to the interpreter or a `pip --target` install.
-    import alembic
-
-    scripts = [Path(sys.executable).parent, Path(alembic.__file__).parents[1] / "bin"]
-    env["PATH"] = os.pathsep.join([*(str(p) for p in scripts if p.is_dir()), env.get("PATH", "")])
+    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH", "")) if p)
     env["TQDM_DISABLE"] = "1"  # a progress bar in graded code writes to stderr, which zeroes a test cell
     env["PYTHONUNBUFFERED"] = "1"

@@ -23,6 +23,9 @@ def make_api(root: str, **coursedir: str):
     # jsonschema imports rfc3987_syntax (if installed) only to check IRI formats, which notebooks never use;
     # building its grammars costs seconds in every worker.
     sys.modules.setdefault("rfc3987_syntax", None)
+    import nbgrader.api
+
+    nbgrader.api.get_alembic_version = alembic_head
     from nbgrader.apps import NbGraderAPI
     from nbgrader.coursedir import CourseDirectory
     from traitlets.config.loader import PyFileConfigLoader
@@ -32,6 +35,21 @@ def make_api(root: str, **coursedir: str):
     for key, value in coursedir.items():
         setattr(config.CourseDirectory, key, value)
     return NbGraderAPI(coursedir=CourseDirectory(config=config), config=config)
+
+
+def alembic_head() -> str:
+    """The gradebook schema version nbgrader stamps on a new database, read in-process.
+
+    nbgrader asks the `alembic` script instead, which costs seconds and fails where the script is
+    missing or broken (e.g. a `pip install --target` on an offline GPU box).
+    """
+    from alembic.config import Config
+    from alembic.script import ScriptDirectory
+    from nbgrader.dbutil import ALEMBIC_DIR
+
+    config = Config()
+    config.set_main_option("script_location", ALEMBIC_DIR)
+    return ScriptDirectory.from_config(config).get_current_head()
 
 
 def failure_reasons(log: str) -> dict[str, str]:
