@@ -2,6 +2,7 @@
 failure, a crash or a hang into an AssertionError, with nothing on stderr; proven in a notebook kernel too."""
 
 import importlib.util
+import os
 import textwrap
 import time
 
@@ -16,8 +17,10 @@ import torch
 import triton
 import triton.language as tl
 
+import utils
+
 BLOCK = 16
-demo_input = torch.zeros(3)
+demo_input = torch.zeros(3, device=utils.device())
 
 
 @triton.jit
@@ -64,11 +67,16 @@ def hangs(module):
 """
 
 
+def _with_path(folder) -> str:
+    """PYTHONPATH with `folder` first, keeping what was there (a GPU box may need it for ipykernel)."""
+    return os.pathsep.join(p for p in (str(folder), os.environ.get("PYTHONPATH")) if p)
+
+
 @pytest.fixture
 def student(tmp_path, monkeypatch):
     """The student's code as an imported module (a stand-in for the notebook's namespace)."""
     (tmp_path / "fake_checks.py").write_text(CHECKS)
-    monkeypatch.setenv("PYTHONPATH", str(tmp_path))  # the child imports the checks from here
+    monkeypatch.setenv("PYTHONPATH", _with_path(tmp_path))  # the child imports the checks from here
     path = tmp_path / "notebook_cells.py"
     path.write_text(STUDENT)
     spec = importlib.util.spec_from_file_location("notebook_cells", path)
@@ -132,7 +140,7 @@ def broken_runs(module):
 def test_works_in_a_notebook_kernel(tmp_path, monkeypatch):
     """The real setting: a kernel and a class in separate cells, an out-of-bounds kernel, one kernel."""
     (tmp_path / "notebook_checks.py").write_text(NOTEBOOK_CHECKS)
-    monkeypatch.setenv("PYTHONPATH", str(tmp_path))  # inherited by the kernel, then by the child
+    monkeypatch.setenv("PYTHONPATH", _with_path(tmp_path))  # inherited by the kernel, then by the child
     cells = [
         "import utils\nimport utils.isolation\nimport torch\nimport triton\nimport triton.language as tl",
         STUDENT,

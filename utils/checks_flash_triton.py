@@ -54,11 +54,12 @@ _GPU_HIDDEN += [(1, 16384, 16384, 64, F16), (1, 16384, 16384, 128, BF16)]
 
 # Performance (GPU only): forward + backward at B·H = 16, N = 4096, d = 64, float16, not causal.
 # Calibration: the unit's reference solution (straightforward kernels, one fixed tile size, no
-# autotuning, no tuned num_warps/num_stages) reached about 0.25 of SDPA's forward+backward throughput
-# on an H100 (torch 2.11, Triton 3.6). The threshold is about half of that, so any correct kernel
-# written along the notebook's lines passes, while a kernel that, say, uses 16×16 tiles does not.
+# autotuning, default num_warps/num_stages) measured 108 TFLOP/s against SDPA's 308 TFLOP/s, i.e.
+# 0.35 of SDPA, on an H100 (torch 2.11, Triton 3.6). The threshold, 0.15, is under half of that, so
+# a correct kernel written along the notebook's lines has room to spare; being a ratio to SDPA on the
+# same GPU, the threshold carries over to other GPUs (only the H100 was measured).
 PERF_SHAPE = (16, 4096, 4096, 64, F16)
-PERF_FRACTION_OF_SDPA = 0.2
+PERF_FRACTION_OF_SDPA = 0.15
 
 _UTILS_SHORTCUTS = ((utils, "flash_attention"), (utils, "naive_attention"))
 
