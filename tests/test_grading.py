@@ -80,6 +80,11 @@ def test_saved_contract_accepts_flash_style_and_rejects_n_by_n():
         grading.check_saved_contract(naive_attention(q.detach(), k.detach(), v.detach()), q, k, v)
 
 
+def test_saved_contract_with_single_token_does_not_mistake_l_for_scores():
+    q, k, v = grading.random_qkv(1, 1, 1, 16)
+    grading.check_saved_contract(SavesContract.apply(q, k, v), q, k, v)
+
+
 def test_quadratic_tensor_detector():
     q, k, v = grading.random_qkv(1, 128, 96, 16, requires_grad=False)
     with pytest.raises(AssertionError, match="N×N"):
