@@ -40,11 +40,14 @@ STATUSES = ("ok", "wrong", "oom", "unavailable", "error")
 DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
 
-# An element passes when |x − ref| ≤ tol · (rms(ref) + |ref|), ref = float64 attention of the same
-# (already rounded) inputs. The rms term is there because low-precision errors scale with a tensor's
-# typical magnitude, not with each element (entries near zero carry errors of the typical size too).
-# (tol for O, tol for dQ/dK/dV), per input dtype. float32 allows for TF32 products on a GPU.
-TOLERANCES = {torch.float32: (2e-3, 5e-3), torch.float16: (1e-2, 2e-2), torch.bfloat16: (2e-2, 5e-2)}
+# An element passes when |x − ref| ≤ tol · (scale + |ref|), ref = float64 attention of the same (already
+# rounded) inputs, scale = the larger of its row's rms (over d) and the whole tensor's rms. Low-precision
+# errors grow with the size of a row (early rows of causal attention average few values and are large)
+# and are never smaller than the tensor's typical size (rows that nearly cancel, like dQ of the first
+# query under a causal mask). (tol for O, tol for dQ/dK/dV) per input dtype, chosen from measurements:
+# on an H100 in bfloat16 the SDPA and course kernels use at most ~70% of it, a bug (wrong scale, mask,
+# tail or gradient) makes errors of order 1 (≥ 5× it). float32 allows for TF32 products on a GPU.
+TOLERANCES = {torch.float32: (2e-3, 5e-3), torch.float16: (2e-2, 4e-2), torch.bfloat16: (1e-1, 2e-1)}
 
 REFERENCE_BYTES = 4 * 2**30  # the float64 reference works on a few heads at a time: N×N temporaries ≤ this
 
@@ -152,15 +155,15 @@ def customise(
 
 
 def error_vs_tolerance(actual: torch.Tensor, expected: torch.Tensor, tol: float) -> float:
-    """Worst |actual − expected| / (tol·(rms(expected) + |expected|)) over all elements: ≤ 1 passes.
+    """Worst |actual − expected| / (tol·(scale + |expected|)) over all elements (see TOLERANCES): ≤ 1 passes.
 
     NaN or Inf anywhere in `actual` gives inf.
     """
     got = actual.detach().to(device=expected.device, dtype=torch.float64)
     if not torch.isfinite(got).all():
         return math.inf
-    bound = tol * (expected.square().mean().sqrt() + expected.abs())
-    return ((got - expected).abs() / bound).max().item()
+    scale = expected.square().mean(dim=-1, keepdim=True).sqrt().clamp_min(expected.square().mean().sqrt())
+    return ((got - expected).abs() / (tol * (scale + expected.abs()))).max().item()
 
 
 def reference(q, k, v, grad_out, is_causal: bool, with_grads: bool) -> dict[str, torch.Tensor]:

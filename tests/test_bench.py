@@ -92,18 +92,23 @@ def test_cli_runs_the_suite_and_writes_results_and_figures(tmp_path, capsys):
         assert "NOT meaningful" in printed and "not meaningful" in results["grid"]["label"].lower()
 
 
-def test_wrong_results_are_recorded_and_never_timed(tmp_path, monkeypatch):
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_wrong_results_are_recorded_and_never_timed(tmp_path, monkeypatch, dtype):
     names = _add(
         monkeypatch,
         Implementation("wrong_scale", "softmax scale 1 instead of 1/sqrt(d)", _wrong_scale),
         Implementation("nan", "NaN everywhere", _nan),
         Implementation("wrong_backward", "gradients doubled", _wrong_backward),
     )
-    results = attention.run_suite(TINY, ["naive", *names], tmp_path, memory=False, progress=False)
+    grid = dataclasses.replace(TINY, dtype=dtype)
+    results = attention.run_suite(
+        grid, ["naive", "sdpa_flash", *names], tmp_path, memory=False, progress=False
+    )
     by = {(r["name"], r["mode"], r["causal"]): r for r in results["records"]}
     for causal in (False, True):
         for mode in attention.MODES:
             assert by["naive", mode, causal]["status"] == "ok"
+            assert by["sdpa_flash", mode, causal]["status"] in ("ok", "unavailable")
             for name in ("wrong_scale", "nan"):
                 record = by[name, mode, causal]
                 assert record["status"] == "wrong" and record["time_ms"] is None and record["tflops"] is None
@@ -171,21 +176,34 @@ def test_failures_get_their_status_and_the_memory_sweep_stops_at_the_first(monke
     assert records[3]["reason"] == "no kernel here" and records[4]["reason"] == "RuntimeError: boom"
 
 
-def test_error_vs_tolerance_scales_with_the_reference():
-    expected = torch.randn(3, 50, 16, dtype=torch.float64) * float(torch.rand(()) * 10 + 0.01)
-    tol = 1e-2
-    bound = tol * (expected.square().mean().sqrt() + expected.abs())
-    noise = torch.rand_like(expected) * 2 - 1
-    assert attention.error_vs_tolerance(expected + 0.5 * bound * noise, expected, tol) <= 0.5
-    pushed = expected + 0.5 * bound * noise
-    pushed.view(-1)[int(torch.randint(expected.numel(), ()))] += 3 * bound.max()
-    assert attention.error_vs_tolerance(pushed, expected, tol) > 1
-    assert (
-        attention.error_vs_tolerance(torch.zeros_like(expected), expected, tol) > 1
-    )  # all-zero output fails
+def test_error_vs_tolerance_scales_with_each_row_but_never_below_the_tensor():
+    tol = float(torch.rand(()) * 0.1 + 0.01)
+    expected = torch.randn(2, 50, 16, dtype=torch.float64) * float(torch.rand(()) * 10 + 0.01)
+
+    def ratio(actual):
+        return attention.error_vs_tolerance(actual, expected, tol)
+
+    relative = torch.rand_like(expected) * 2 - 1
+    assert ratio(expected * (1 + 0.5 * tol * relative)) <= 0.5
+    pushed = expected.clone()
+    pushed.view(-1)[int(torch.randint(expected.numel(), ()))] += 6 * tol * expected.abs().max()
+    assert ratio(pushed) > 1
+    assert ratio(torch.zeros_like(expected)) > 1  # an all-zero output fails wherever the reference is small
     nan = expected.clone()
     nan[0, 0, 0] = float("nan")
-    assert math.isinf(attention.error_vs_tolerance(nan, expected, tol))
+    assert math.isinf(ratio(nan))
+
+    big, tiny = 1, 2  # a row 100× the others (early causal rows) and a row of zeros (cancellation)
+    expected[0, big] *= 100
+    expected[1, tiny] = 0
+    row_rms = expected[0, big].square().mean().sqrt()
+    tensor_rms = expected.square().mean().sqrt()
+    noisy = expected.clone()
+    noisy[0, big] += 0.5 * tol * row_rms * relative[0, big]  # errors the size of the row: accepted
+    noisy[1, tiny] += 0.5 * tol * tensor_rms * relative[1, tiny]  # a zero row is held to the tensor's scale
+    assert ratio(noisy) <= 0.5
+    noisy[1, tiny, 0] = 3 * tol * tensor_rms
+    assert ratio(noisy) > 1
 
 
 def test_reference_in_chunks_equals_the_grading_reference(monkeypatch):
