@@ -112,16 +112,20 @@ def customise(
     head_dims: Iterable[int] | None = None,
     modes: Iterable[str] | None = None,
     dtype: str | None = None,
+    memory_ns: Iterable[int] | None = None,
 ) -> Grid:
     """`grid` with some axes replaced (command-line options), each checked with a clear message."""
     changes = {}
-    if ns is not None:
-        ns = tuple(ns)
-        if not ns or min(ns) < 1:
-            raise ValueError(
-                utils.bilingual(f"N 必须是正整数，得到 {ns}", f"N must be positive integers, got {ns}")
-            )
-        changes["ns"] = ns
+    for field, values in (("ns", ns), ("memory_ns", memory_ns)):
+        if values is not None:
+            values = tuple(values)
+            if not values or min(values) < 1:
+                raise ValueError(
+                    utils.bilingual(
+                        f"N 必须是正整数，得到 {values}", f"N must be positive integers, got {values}"
+                    )
+                )
+            changes[field] = values
     if head_dims is not None:
         head_dims = tuple(head_dims)
         bad = [d for d in head_dims if d not in SUPPORTED_HEAD_DIMS]

@@ -27,6 +27,9 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--head-dims", nargs="+", type=int, help="head dims d (default: the device's grid)")
     parser.add_argument("--modes", nargs="+", help="fwd and/or fwd_bwd (default: both)")
     parser.add_argument("--dtype", help="float32, float16 or bfloat16 (default: bfloat16 on a GPU)")
+    parser.add_argument(
+        "--memory-ns", nargs="+", type=int, help="N of the memory sweep (default: the device's)"
+    )
     parser.add_argument("--no-memory", action="store_true", help="skip the peak-memory sweep")
     parser.add_argument("--no-figures", action="store_true", help="write results.json only")
     parser.set_defaults(run=main)
@@ -45,7 +48,9 @@ def main(args: argparse.Namespace) -> int:
                 f"unknown implementations {unknown}, choose from {tuple(IMPLEMENTATIONS)}",
             )
         )
-    grid = attention.customise(attention.default_grid(), args.ns, args.head_dims, args.modes, args.dtype)
+    grid = attention.customise(
+        attention.default_grid(), args.ns, args.head_dims, args.modes, args.dtype, args.memory_ns
+    )
     out_dir = args.out or attention.default_out_dir()
     print(bilingual(f"网格：{grid.label}", f"grid: {grid.label}"))
     results = attention.run_suite(grid, impls, out_dir, memory=not args.no_memory)

@@ -52,7 +52,20 @@ def _add(monkeypatch, *impls: Implementation) -> list[str]:
 
 
 def test_cli_runs_the_suite_and_writes_results_and_figures(tmp_path, capsys):
-    code = cli.main(["bench", "--out", str(tmp_path), "--ns", "40", "--head-dims", "16"])
+    argv = [
+        "bench",
+        "--out",
+        str(tmp_path),
+        "--ns",
+        "40",
+        "--head-dims",
+        "16",
+        "--memory-ns",
+        "32",
+        "64",
+        "128",
+    ]
+    code = cli.main(argv)
     printed = capsys.readouterr().out
     assert code == 0, printed
     results = json.loads((tmp_path / "results.json").read_text(encoding="utf-8"))
@@ -83,7 +96,9 @@ def test_cli_runs_the_suite_and_writes_results_and_figures(tmp_path, capsys):
             assert r["time_ms"] is None and r["tflops"] is None
     flash = [r for r in records if r["name"] == "sdpa_flash" and r["status"] == "ok"]
     assert all(r["ratio_vs_sdpa_flash"] == pytest.approx(1.0) for r in flash)
-    assert {m["name"] for m in results["memory"] if m["status"] == "ok"} >= {"triton", "naive"}
+    assert {(m["name"], m["n"]) for m in results["memory"] if m["status"] == "ok"} >= {
+        (name, n) for name in ("triton", "naive") for n in (32, 64, 128)
+    }
     assert results["summary"] and results["targets"]
     for name in ("fwd.png", "fwd_bwd.png", "memory.png"):
         assert (tmp_path / name).stat().st_size > 10_000
@@ -276,7 +291,13 @@ def test_memory_target_reads_the_peak_at_128k():
 
 @pytest.mark.parametrize(
     ("option", "value", "words"),
-    [("ns", [0], "N"), ("head_dims", [48], "48"), ("modes", ["bwd"], "bwd"), ("dtype", "int8", "int8")],
+    [
+        ("ns", [0], "N"),
+        ("memory_ns", [], "N"),
+        ("head_dims", [48], "48"),
+        ("modes", ["bwd"], "bwd"),
+        ("dtype", "int8", "int8"),
+    ],
 )
 def test_bad_grid_options_are_refused_clearly(option, value, words):
     with pytest.raises(ValueError, match=words) as error:
