@@ -244,8 +244,6 @@ def checked_timing(impl, mode, inputs, is_causal: bool, ref, dtype) -> dict:
     """Check `impl` at one point; raise `WrongResult` on a mismatch, else time it."""
     q, k, v, grad_out = inputs
     errors = check(impl, mode, inputs, is_causal, ref, dtype)
-    for t in (q, k, v):
-        t.grad = None
     shown = {name: round(e, 4) if math.isfinite(e) else None for name, e in errors.items()}
     worst = max(errors, key=errors.get)
     if not errors[worst] <= 1:
@@ -282,7 +280,7 @@ def speed_point(impls, grid: Grid, d: int, is_causal: bool, n: int, bar) -> list
             inputs = (q, k, v, grad_out)
             record.update(attempt(partial(checked_timing, impl, mode, inputs, is_causal, ref, grid.dtype)))
             for t in (q, k, v):
-                t.grad = None
+                t.grad = None  # gradients of the check (and of the timing on the CPU)
             if record["status"] == "ok":
                 record["tflops"] = flops / (record["time_ms"] * 1e-3) / 1e12
             records.append(record)
