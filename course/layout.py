@@ -47,16 +47,27 @@ class Course:
         return sorted(p.name for p in (self.source / unit).glob("*.ipynb"))
 
     def select(self, names: list[str] | None) -> list[str]:
-        """The units named (all when none are), with a clear error for a name that is not a unit."""
+        """The units named, by full name or number prefix ("06"); all when none are named.
+
+        A name that matches no unit, or more than one, is a clear error.
+        """
         units = self.units()
-        unknown = [name for name in names or [] if name not in units]
+        if not names:
+            return units
+        chosen, unknown = [], []
+        for name in names:
+            matches = [u for u in units if u == name] or [u for u in units if u.split("_", 1)[0] == name]
+            if len(matches) == 1:
+                chosen.append(matches[0])
+            else:
+                unknown.append(name)
         if unknown:
             raise ValueError(
                 bilingual(
                     f"未知单元 {unknown}；现有单元：{units}", f"unknown unit(s) {unknown}; units are {units}"
                 )
             )
-        return list(names) if names else units
+        return chosen
 
 
 COURSE = Course(ROOT, ROOT / "course" / "wrong")

@@ -101,3 +101,11 @@ def test_release_names_the_cell_with_solution_markers_but_no_metadata(tmp_path):
 def test_unknown_unit_is_a_clear_error():
     with pytest.raises(ValueError, match=r"unknown unit\(s\) \['99_nope'\]"):
         FIXTURE_COURSE.select(["99_nope"])
+
+
+def test_units_can_be_named_by_number():
+    assert FIXTURE_COURSE.select(["01"]) == ["01_softmax"]
+    assert FIXTURE_COURSE.select(["01_softmax"]) == ["01_softmax"]
+    assert FIXTURE_COURSE.select(None) == ["01_softmax"]
+    with pytest.raises(ValueError, match="unknown unit"):
+        FIXTURE_COURSE.select(["02"])
