@@ -7,6 +7,8 @@ Environment variables (all optional):
 
 import os
 
+from course.noise import HARMLESS_STDERR
+
 c = get_config()  # noqa: F821 (provided by traitlets when nbgrader loads this file)
 
 c.CourseDirectory.course_id = "flash-attention-first-principles"
@@ -42,13 +44,7 @@ _default_timeout = 120 if _on_gpu_box() else 600
 c.Execute.timeout = int(os.environ.get("FLASH_COURSE_CELL_TIMEOUT", _default_timeout))
 c.Execute.interrupt_on_timeout = True
 
-# nbgrader scores a test cell 0 if it wrote anything to stderr. Drop stderr that only carries harmless noise:
-# Python warnings (`...Warning: ...`), PyTorch C++ warnings (`[W...]`) and progress bars (`12%|...`).
-c.IgnorePattern.pattern = "|".join(
-    [
-        r"(?m)^.*\b\w*Warning: ",
-        r"(?m)^\[W[\s\d]",
-        r"\d+%\|",
-    ]
-)
+# nbgrader scores a test cell 0 if it wrote anything to stderr: drop stderr that only carries harmless noise
+# (warnings, progress bars, the kernel's start-up log; see course/noise.py).
+c.IgnorePattern.pattern = HARMLESS_STDERR
 c.IgnorePattern.enabled = True
