@@ -13,17 +13,6 @@ from utils.messages import bilingual
 
 OK, WARN, FAIL = "✓", "!", "✗"
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
-CJK_FONTS = (
-    "Noto Sans CJK SC",
-    "Noto Sans CJK JP",
-    "Noto Sans SC",
-    "WenQuanYi Zen Hei",
-    "SimHei",
-    "Source Han Sans SC",
-    "Microsoft YaHei",
-    "PingFang SC",
-    "Heiti SC",
-)
 
 
 def version(dist: str) -> str | None:
@@ -53,13 +42,6 @@ def known_bad(versions: dict[str, str | None], interpreter: bool) -> list[str]:
     if versions.get("nbgrader") and sys.version_info < (3, 11):
         found.append(bilingual("nbgrader 0.9.6 需要 Python >= 3.11", "nbgrader 0.9.6 needs Python >= 3.11"))
     return found
-
-
-def cjk_font() -> str | None:
-    from matplotlib import font_manager
-
-    names = {f.name for f in font_manager.fontManager.ttflist}
-    return next((name for name in CJK_FONTS if name in names), None)
 
 
 def nbgrader_extensions() -> dict[str, bool] | None:
@@ -95,6 +77,8 @@ def main() -> int:
         print(f"  {mark} {dist:<11} {ver or bilingual('未安装', 'not installed')}")
     for warning in known_bad(versions, mode.interpreter):
         print(f"  {WARN} {warning}")
+    from utils.plotting import cjk_font
+
     font = cjk_font()
     print(
         f"  {OK if font else WARN} "
@@ -102,8 +86,8 @@ def main() -> int:
             bilingual(f"中文字体：{font}", f"CJK font: {font}")
             if font
             else bilingual(
-                "没有中文字体，图中的中文会显示为方块（可安装 fonts-noto-cjk）",
-                "no CJK font: Chinese plot labels will show as boxes (install fonts-noto-cjk)",
+                "没有中文字体，图中标签只显示英文（安装 fonts-noto-cjk 后为双语）",
+                "no CJK font: plot labels fall back to English (install fonts-noto-cjk for bilingual labels)",
             )
         )
     )
