@@ -4,8 +4,8 @@ For every unit: the source notebooks (reference solutions) must score full marks
 (stubs) must score 0 on every test cell, and every wrong implementation in `course/wrong/<unit>/` must lose
 points on each test cell it names. Each graded exercise needs at least three wrong implementations.
 
-Speed: the fake students of one notebook are graded in one nbgrader run (a kernel death only fails that
-student); runs are spread over `--jobs` scratch course roots in parallel. A run that exceeds its wall-clock
+Speed: the fake students of one notebook are graded in `--jobs` nbgrader runs (a kernel death only fails
+that student), spread over as many scratch course roots in parallel. A run that exceeds its wall-clock
 limit is redone one student per process, so a hang is pinned on the student who caused it.
 """
 
@@ -123,6 +123,15 @@ def run_slot(course: Course, root: Path, groups: list[list[Case]], timeout: floa
         progress.update(len(group))
 
 
+def split_groups(cases: list[Case], jobs: int) -> list[list[Case]]:
+    """Cases grouped by (unit, notebook), each group cut into `jobs` parts so every slot gets work."""
+    groups: dict[tuple[str, str], list[Case]] = {}
+    for case in cases:
+        groups.setdefault((case.unit, case.notebook), []).append(case)
+    parts = max(1, jobs)
+    return [group[i::parts] for group in groups.values() for i in range(parts) if group[i::parts]]
+
+
 def run(
     course: Course, units: list[str], jobs: int = 2, timeout: float | None = None
 ) -> tuple[list[Case], list[str]]:
@@ -136,12 +145,10 @@ def run(
             impls = wrong.load(course.wrong / unit)
             problems += static_problems(course, unit, impls)
             cases += cases_for(course, unit, scratch / "release", impls)
-        groups: dict[tuple[str, str], list[Case]] = {}
-        for case in cases:
-            groups.setdefault((case.unit, case.notebook), []).append(case)
-        slots: list[list[list[Case]]] = [[] for _ in range(max(1, min(jobs, len(groups))))]
-        for group in sorted(groups.values(), key=len, reverse=True):
+        slots: list[list[list[Case]]] = [[] for _ in range(max(1, jobs))]
+        for group in sorted(split_groups(cases, jobs), key=len, reverse=True):
             min(slots, key=lambda s: sum(map(len, s))).append(group)
+        slots = [slot for slot in slots if slot]
         with tqdm(total=len(cases), desc=bilingual("自检", "selftest"), unit="case") as progress:
             with ThreadPoolExecutor(len(slots)) as pool:
                 futures = [
