@@ -120,6 +120,10 @@ def run_slot(course: Course, root: Path, groups: list[list[Case]], timeout: floa
                     nb_name: {"status": "timeout" if hung else "error"}
                 }
             case.result = results.get(case.student, {}).get(nb_name, {"status": "error"})
+            verdict = case.verdict(points(course, unit, nb_name))
+            progress.write(
+                f"{'✓' if verdict is None else '✗'} {unit}/{nb_name} {case.student} {verdict or ''}".rstrip()
+            )
         progress.update(len(group))
 
 
