@@ -128,19 +128,22 @@ def check_saved_contract(output, q, k, v) -> None:
         )
 
 
-class _LargestTensor(TorchDispatchMode):
-    """Records the largest tensor any aten op produces while active."""
+class LargestTensor(TorchDispatchMode):
+    """Records the largest tensor any aten op produces while active: elements (with its shape) and bytes."""
 
     def __init__(self):
         super().__init__()
         self.numel = 0
         self.shape: tuple[int, ...] = ()
+        self.nbytes = 0
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         out = func(*args, **(kwargs or {}))
         for t in out if isinstance(out, tuple | list) else (out,):
-            if isinstance(t, torch.Tensor) and t.numel() > self.numel:
-                self.numel, self.shape = t.numel(), tuple(t.shape)
+            if isinstance(t, torch.Tensor):
+                if t.numel() > self.numel:
+                    self.numel, self.shape = t.numel(), tuple(t.shape)
+                self.nbytes = max(self.nbytes, t.numel() * t.element_size())
         return out
 
 
@@ -149,7 +152,7 @@ def largest_intermediate(fn: Callable[[], object]) -> tuple[int, tuple[int, ...]
 
     Works on any device. Triton kernels' on-chip tiles are invisible to it, as they should be.
     """
-    with _LargestTensor() as tracker:
+    with LargestTensor() as tracker:
         fn()
     return tracker.numel, tracker.shape
 
@@ -210,6 +213,7 @@ def random_qkv(batch, n_q, n_k, d, dtype=torch.float32, device=None, requires_gr
 
 
 __all__ = [
+    "LargestTensor",
     "assert_close",
     "assert_no_quadratic_tensor",
     "check_saved_contract",

@@ -23,9 +23,9 @@ import time
 from collections.abc import Callable, Iterable
 
 import torch
-from torch.utils._python_dispatch import TorchDispatchMode
 from tqdm import tqdm
 
+from utils.grading import LargestTensor
 from utils.runtime import mode
 
 METRICS = ("time_ms", "peak_memory_bytes")
@@ -75,21 +75,6 @@ def time_ms(fn: Callable[[], object], warmup: int = 3, repeats: int = 10) -> flo
     return statistics.median(samples)
 
 
-class _LargestTensorBytes(TorchDispatchMode):
-    """Records the byte size of the largest tensor any aten op produces while active."""
-
-    def __init__(self):
-        super().__init__()
-        self.nbytes = 0
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        out = func(*args, **(kwargs or {}))
-        for t in out if isinstance(out, tuple | list) else (out,):
-            if isinstance(t, torch.Tensor):
-                self.nbytes = max(self.nbytes, t.numel() * t.element_size())
-        return out
-
-
 def peak_memory_bytes(fn: Callable[[], object]) -> int:
     """Extra memory `fn()` needs, in bytes.
 
@@ -99,7 +84,7 @@ def peak_memory_bytes(fn: Callable[[], object]) -> int:
     score matrix of naive attention shows up (and where FlashAttention's tiles do not).
     """
     if not _on_gpu():
-        with _LargestTensorBytes() as tracker:
+        with LargestTensor() as tracker:
             fn()
         return tracker.nbytes
     torch.cuda.synchronize()
