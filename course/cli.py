@@ -34,7 +34,8 @@ def build_parser() -> argparse.ArgumentParser:
     grade.add_argument(
         "--timeout", type=float, help="每个学生每个单元的时限（秒）/ wall-clock seconds per student and unit"
     )
-    grade.set_defaults(run=lambda args: _grade().main(args.submissions, args.timeout))
+    add_jobs_option(grade)
+    grade.set_defaults(run=lambda args: _grade().main(args.submissions, args.timeout, args.jobs))
 
     selftest = sub.add_parser("selftest", help="验证评分能区分对错 / prove the graders discriminate")
     selftest.add_argument("units", nargs="*", metavar="UNIT", help="单元（默认全部）/ units (default: all)")
@@ -48,10 +49,20 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument(
         "--timeout", type=float, help="每个学生每个单元的时限（秒）/ wall-clock seconds per student and unit"
     )
-    demo.set_defaults(run=lambda args: _demo().main(args.timeout))
+    add_jobs_option(demo)
+    demo.set_defaults(run=lambda args: _demo().main(args.timeout, args.jobs))
 
     bench.add_parser(sub)  # its heavy imports (torch, triton) happen in bench.main
     return parser
+
+
+def add_jobs_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--jobs",
+        type=int,
+        help="同时评分的（学生, 单元）数（默认：CPU 上每核一个；GPU 上核数的一半，至多 8）/ "
+        "(student, unit) pairs graded at once (default: one per core on CPU; half the cores, at most 8, on a GPU)",
+    )
 
 
 # Sub-command modules are imported on use: each pulls in torch or nbformat, which `check` must not need.

@@ -49,7 +49,9 @@ def build_class(course: Course, release_root: Path, spec: Path, dest: Path) -> l
     return [student["id"] for student in students]
 
 
-def run(course: Course = COURSE, out: Path = OUTPUT, timeout: float | None = None) -> list[grade.Row]:
+def run(
+    course: Course = COURSE, out: Path = OUTPUT, timeout: float | None = None, jobs: int | None = None
+) -> list[grade.Row]:
     """The whole demo on `course`, written under `out` (wiped first)."""
     units = course.units()
     if not units:
@@ -66,11 +68,11 @@ def run(course: Course = COURSE, out: Path = OUTPUT, timeout: float | None = Non
     )
     students = build_class(course, demo.release, SAMPLE_CLASS / "class.toml", out / "submissions")
     print(bilingual(f"3/3 评分：{', '.join(students)}", f"3/3 grading: {', '.join(students)}"))
-    return grade.grade(demo, out / "submissions", timeout)
+    return grade.grade(demo, out / "submissions", timeout, jobs)
 
 
-def main(timeout: float | None = None) -> int:
-    rows = run(timeout=timeout)
+def main(timeout: float | None = None, jobs: int | None = None) -> int:
+    rows = run(timeout=timeout, jobs=jobs)
     grade.print_table(rows)
     print(bilingual(f"成绩表：{OUTPUT / 'grades.csv'}", f"grades: {OUTPUT / 'grades.csv'}"))
     print(

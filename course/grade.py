@@ -1,11 +1,19 @@
-"""`python -m course grade SUBMISSIONS`: autograde a class, one isolated child process per (student, unit)."""
+"""`python -m course grade SUBMISSIONS`: autograde a class, one isolated child process per (student, unit).
+
+Up to `--jobs` (student, unit) pairs are graded at once. nbgrader cannot share one sqlite gradebook between
+concurrent runs, so each pair is graded against a private copy of the course's gradebook; when all are done,
+one `merge` job copies every submission's grades into the course's gradebook (see `course.worker`).
+"""
 
 from __future__ import annotations
 
 import csv
+import os
 import shutil
 import tempfile
+import threading
 import zipfile
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -102,12 +110,25 @@ def register_units(course: Course, units: list[str]) -> None:
         )
 
 
-def grade_pair(course: Course, student: str, unit: str, timeout: float, log: Path) -> Row:
+def default_jobs(pairs: int, cpus: int, gpu: bool) -> int:
+    """How many pairs to grade at once: one per core on CPU; on a GPU, where kernel compilation is
+    CPU-bound and every job shares the device, half the cores and at most 8."""
+    return max(1, min(pairs, min(cpus // 2, 8) if gpu else cpus))
+
+
+def cpu_count() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+def grade_pair(course: Course, student: str, unit: str, timeout: float, scratch: Path) -> Row:
+    """Grade one student's unit against a private copy of the gradebook, `scratch/gradebook.db`."""
     source = course.source / unit
     submitted = course.submitted / student / unit
     present = [nb for nb in course.notebooks(unit) if (submitted / nb).exists()]
     row = Row(student, unit, sum(max_points(source / nb) for nb in course.notebooks(unit)))
     row.problems.update({nb: "missing" for nb in course.notebooks(unit) if nb not in present})
+    scratch.mkdir(parents=True)
+    shutil.copyfile(course.gradebook, scratch / "gradebook.db")
     request = {
         "action": "autograde",
         "root": str(course.root),
@@ -115,8 +136,9 @@ def grade_pair(course: Course, student: str, unit: str, timeout: float, log: Pat
         "student": student,
         "notebooks": present,
         "feedback": True,
+        "gradebook": str(scratch / "gradebook.db"),
     }
-    results, timed_out = run_job(request, timeout, log)
+    results, timed_out = run_job(request, timeout, scratch / "grading.log")
     for nb in present:
         entry = results.get(student, {}).get(nb)
         if entry is None:
@@ -126,6 +148,42 @@ def grade_pair(course: Course, student: str, unit: str, timeout: float, log: Pat
         if entry["status"] != "graded":
             row.problems[nb] = entry["status"]
     return row
+
+
+def grade_pairs(
+    course: Course, pairs: list[tuple[str, str]], timeout: float, jobs: int, scratch: Path, log: Path
+) -> list[Row]:
+    """Grade the pairs, `jobs` at a time; the rows come back in the order of `pairs`."""
+    log_lock = threading.Lock()
+
+    def one(index: int, student: str, unit: str) -> Row:
+        folder = scratch / f"pair{index}"
+        row = grade_pair(course, student, unit, timeout, folder)
+        with log_lock, log.open("a", encoding="utf-8") as out:
+            out.write(f"######## {student}/{unit}\n{(folder / 'grading.log').read_text(encoding='utf-8')}")
+        return row
+
+    with (
+        ThreadPoolExecutor(jobs) as pool,
+        tqdm(total=len(pairs), desc=bilingual("评分", "grading"), unit="unit") as progress,
+    ):
+        futures = [pool.submit(one, i, student, unit) for i, (student, unit) in enumerate(pairs)]
+        for _ in as_completed(futures):
+            progress.update()
+    return [future.result() for future in futures]
+
+
+def merge_gradebooks(course: Course, rows: list[Row], scratch: Path, log: Path) -> None:
+    """Copy every pair's grades from its private gradebook into the course's, one after another."""
+    merges = [
+        {"gradebook": str(scratch / f"pair{i}" / "gradebook.db"), "unit": row.unit, "student": row.student}
+        for i, row in enumerate(rows)
+    ]
+    request = {"action": "merge", "root": str(course.root), "merges": merges}
+    results, _ = run_job(request, 300 + 10 * len(merges), log)
+    for row in rows:
+        if not results.get(f"{row.student}/{row.unit}"):
+            row.problems[""] = "error"  # graded, but the gradebook lacks it: see grading.log
 
 
 def write_csv(rows: list[Row], path: Path) -> None:
@@ -144,9 +202,8 @@ def print_table(rows: list[Row]) -> None:
         print("  ".join(cell.ljust(width) for cell, width in zip(line, widths, strict=False)).rstrip())
 
 
-def grade(course: Course, submissions: Path, timeout: float | None = None) -> list[Row]:
-    """Copy the class into submitted/, autograde every (student, unit), write grades.csv and feedback."""
-    timeout = timeout or default_timeout()
+def copy_class(course: Course, submissions: Path) -> list[tuple[str, str]]:
+    """Copy the class's known units into submitted/ (originals untouched); every (student, unit) found."""
     with tempfile.TemporaryDirectory(prefix="course-class-") as tmp:
         folder = class_folder(submissions.resolve(), Path(tmp))
         pairs = find_pairs(folder)
@@ -162,25 +219,43 @@ def grade(course: Course, submissions: Path, timeout: float | None = None) -> li
             if unit in known:
                 shutil.rmtree(course.submitted / student / unit, ignore_errors=True)
                 shutil.copytree(folder / student / unit, course.submitted / student / unit)
-    units = sorted({unit for _, unit in pairs if unit in known})
+    return pairs
+
+
+def grade(
+    course: Course, submissions: Path, timeout: float | None = None, jobs: int | None = None
+) -> list[Row]:
+    """Copy the class into submitted/, autograde every (student, unit), write grades.csv and feedback."""
+    if jobs is not None and jobs < 1:
+        raise ValueError(bilingual(f"--jobs 至少为 1，收到 {jobs}", f"--jobs must be at least 1, got {jobs}"))
+    timeout = timeout or default_timeout()
+    pairs = copy_class(course, submissions)
+    known = set(course.units())
+    graded_pairs = [(student, unit) for student, unit in pairs if unit in known]
+    units = sorted({unit for _, unit in graded_pairs})
     if units:
         print(bilingual("正在登记单元到 gradebook……", "registering units in the gradebook…"))
         register_units(course, units)
     log = course.autograded / "grading.log"
     log.parent.mkdir(parents=True, exist_ok=True)
     log.write_text("", encoding="utf-8")
-    rows = []
-    for student, unit in tqdm(pairs, desc=bilingual("评分", "grading"), unit="unit"):
-        if unit in known:
-            rows.append(grade_pair(course, student, unit, timeout, log))
-        else:
-            rows.append(Row(student, unit, 0.0, problems={"": "unknown unit"}))
+    graded: dict[tuple[str, str], Row] = {}
+    if graded_pairs:
+        jobs = jobs or default_jobs(len(graded_pairs), cpu_count(), utils.mode().is_gpu)
+        print(bilingual(f"同时评分 {jobs} 份", f"grading {jobs} at a time"))
+        with tempfile.TemporaryDirectory(prefix="course-grade-") as tmp:
+            rows = grade_pairs(course, graded_pairs, timeout, jobs, Path(tmp), log)
+            merge_gradebooks(course, rows, Path(tmp), log)
+        graded = {(row.student, row.unit): row for row in rows}
+    rows = [graded.get(pair) or Row(*pair, 0.0, problems={"": "unknown unit"}) for pair in pairs]
     write_csv(rows, course.root / "grades.csv")
     return rows
 
 
-def main(submissions: str, timeout: float | None = None, course: Course = COURSE) -> int:
-    rows = grade(course, Path(submissions), timeout)
+def main(
+    submissions: str, timeout: float | None = None, jobs: int | None = None, course: Course = COURSE
+) -> int:
+    rows = grade(course, Path(submissions), timeout, jobs)
     print_table(rows)
     print(bilingual(f"成绩表：{course.root / 'grades.csv'}", f"grades: {course.root / 'grades.csv'}"))
     print(

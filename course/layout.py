@@ -36,6 +36,11 @@ class Course:
     def feedback(self) -> Path:
         return self.root / "feedback"
 
+    @property
+    def gradebook(self) -> Path:
+        """nbgrader's database (its default `sqlite:///<root>/gradebook.db`)."""
+        return self.root / "gradebook.db"
+
     def units(self) -> list[str]:
         """Every unit: a folder of `source/` holding at least one notebook."""
         if not self.source.is_dir():

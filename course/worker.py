@@ -3,6 +3,10 @@
 The parent (`course.runner`) gives each job a wall-clock limit and kills its whole process group when it
 runs over, so a student's kernel that hangs or takes the machine down cannot stop the grading of others.
 Results are rewritten after every notebook, so what finished before a kill is kept.
+
+Concurrent nbgrader runs must not write one sqlite gradebook: `python -m course grade` gives each
+(student, unit) job a private copy of the course's gradebook (`"gradebook"` in the request), and one
+`merge` job then copies every graded submission into the course's gradebook through nbgrader's API.
 """
 
 from __future__ import annotations
@@ -105,6 +109,77 @@ def reset(api, root: Path, unit: str, student: str) -> None:
         shutil.rmtree(root / folder / student / unit, ignore_errors=True)
 
 
+def gradebook_url(path: str | Path) -> str:
+    return f"sqlite:///{Path(path).resolve()}"
+
+
+def copy_submission(source, target, unit: str, student: str) -> None:
+    """Make `student`'s submission of `unit` in Gradebook `target` the one in Gradebook `source`.
+
+    Both gradebooks hold the same assignment (the source is a copy of the target, graded since).
+    """
+    from nbgrader.api import MissingEntry
+
+    try:
+        target.remove_submission(unit, student)
+    except MissingEntry:
+        pass
+    try:
+        graded = source.find_submission(unit, student)
+    except MissingEntry:
+        return
+    try:
+        target.find_student(student)
+    except MissingEntry:
+        who = graded.student
+        target.add_student(
+            student,
+            first_name=who.first_name,
+            last_name=who.last_name,
+            email=who.email,
+            lms_user_id=who.lms_user_id,
+        )
+    target.add_submission(unit, student, timestamp=graded.timestamp, extension=graded.extension)
+    for notebook in graded.notebooks:
+        copy = target.find_submission_notebook(notebook.name, unit, student)
+        copy.flagged = notebook.flagged
+        copy.late_submission_penalty = notebook.late_submission_penalty
+        grades = {grade.name: grade for grade in copy.grades}
+        for grade in notebook.grades:
+            into = grades[grade.name]
+            into.auto_score, into.manual_score = grade.auto_score, grade.manual_score
+            into.extra_credit, into.needs_manual_grade = grade.extra_credit, grade.needs_manual_grade
+        comments = {comment.name: comment for comment in copy.comments}
+        for comment in notebook.comments:
+            into = comments[comment.name]
+            into.auto_comment, into.manual_comment = comment.auto_comment, comment.manual_comment
+    target.db.commit()
+
+
+def merge(request: dict, result_path: Path) -> None:
+    """Copy each graded submission from its private gradebook into the course's, one after another."""
+    import traceback
+
+    from nbgrader.api import Gradebook
+
+    api = make_api(request["root"])
+    course_id, results = api.coursedir.course_id, {}
+    with Gradebook(api.coursedir.db_url, course_id) as target:
+        for item in request["merges"]:
+            key = f"{item['student']}/{item['unit']}"
+            try:
+                if not Path(item["gradebook"]).is_file():
+                    raise FileNotFoundError(item["gradebook"])
+                with Gradebook(gradebook_url(item["gradebook"]), course_id) as source:
+                    copy_submission(source, target, item["unit"], item["student"])
+                results[key] = True
+            except Exception:  # one broken private gradebook must not stop the others
+                target.db.rollback()
+                print(f"==== merge {key}: FAILED\n{traceback.format_exc()}", flush=True)
+                results[key] = False
+            save(result_path, results)
+
+
 def generate(request: dict, result_path: Path) -> None:
     api = make_api(request["root"], release_directory=request["release_dir"])
     results = {}
@@ -116,9 +191,13 @@ def generate(request: dict, result_path: Path) -> None:
 
 
 def autograde(request: dict, result_path: Path) -> None:
-    """Grade one unit, notebook by notebook, for one student or (student "*") every submitted student."""
+    """Grade one unit, notebook by notebook, for one student or (student "*") every submitted student.
+
+    With `"gradebook"` in the request, grades go to that database instead of the course root's.
+    """
     root, unit, student = Path(request["root"]), request["unit"], request["student"]
-    api = make_api(str(root))
+    private = {"db_url": gradebook_url(request["gradebook"])} if request.get("gradebook") else {}
+    api = make_api(str(root), **private)
     if student != "*":
         reset(api, root, unit, student)
     results: dict[str, dict[str, dict]] = {}
@@ -166,7 +245,7 @@ def save(path: Path, results: dict) -> None:
 
 def main(argv: list[str]) -> int:
     request = json.loads(Path(argv[0]).read_text(encoding="utf-8"))
-    {"generate": generate, "autograde": autograde}[request["action"]](request, Path(argv[1]))
+    {"generate": generate, "autograde": autograde, "merge": merge}[request["action"]](request, Path(argv[1]))
     return 0
 
 

@@ -1,0 +1,120 @@
+"""`python -m course grade --jobs N` on the fixture: concurrent grading gives the scores, statuses and
+gradebook of a sequential run (each pair graded against a private gradebook, then merged), a crashing
+student stays isolated, and a parallel re-run is idempotent."""
+
+import shutil
+
+import pytest
+from nbgrader.api import Gradebook
+from pipeline_fixture import FIXTURE, FIXTURE_COURSE, UNIT
+
+from course import cli, demo, grade, worker
+from course.layout import Course
+from course.runner import run_job
+
+
+def snapshot(root):
+    """Every grade, comment and notebook flag in the course's gradebook, read through nbgrader's API."""
+    api = worker.make_api(str(root))
+    entries, submissions = {}, []
+    with Gradebook(api.coursedir.db_url, api.coursedir.course_id) as gb:
+        for assignment in gb.assignments:
+            for submission in assignment.submissions:
+                submissions.append((submission.student.id, assignment.name))
+                for nb in submission.notebooks:
+                    key = (submission.student.id, assignment.name, nb.name)
+                    entries[(*key, "notebook")] = (nb.flagged, nb.late_submission_penalty)
+                    for g in nb.grades:
+                        entries[(*key, g.name)] = (
+                            g.auto_score,
+                            g.manual_score,
+                            g.extra_credit,
+                            g.needs_manual_grade,
+                        )
+                    for c in nb.comments:
+                        entries[(*key, c.name)] = (c.auto_comment, c.manual_comment)
+    return entries, sorted(submissions)
+
+
+def outcome(rows):
+    return [(r.student, r.unit, r.score, r.max_score, r.status) for r in rows]
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    """The demo class graded 3 at a time, again one at a time in another root, then by nbgrader directly."""
+    mp = pytest.MonkeyPatch()
+    mp.setenv("FLASH_COURSE_CELL_TIMEOUT", "10")
+    parallel = Course(tmp_path_factory.mktemp("parallel") / "course", FIXTURE_COURSE.wrong)
+    rows = demo.run(FIXTURE_COURSE, parallel.root, timeout=300, jobs=3)
+    first = snapshot(parallel.root)
+    sequential = Course(tmp_path_factory.mktemp("sequential") / "course", FIXTURE_COURSE.wrong)
+    shutil.copytree(FIXTURE / "source", sequential.source)
+    class_folder = parallel.root / "submissions"
+    one_at_a_time = grade.grade(sequential, class_folder, timeout=300, jobs=1)
+    for row in one_at_a_time:  # nbgrader writing the course's gradebook itself, as before --jobs existed
+        request = {"action": "autograde", "root": str(sequential.root), "unit": UNIT, "student": row.student}
+        run_job({**request, "notebooks": sequential.notebooks(UNIT)}, 300)
+    direct = snapshot(sequential.root)
+    again = grade.grade(parallel, class_folder, timeout=300, jobs=3)
+    mp.undo()
+    return parallel, rows, first, one_at_a_time, direct, again, snapshot(parallel.root)
+
+
+def test_parallel_grading_matches_one_at_a_time(graded):
+    _, rows, _, one_at_a_time, *_ = graded
+    assert outcome(rows) == outcome(one_at_a_time)
+    assert [r.student for r in rows] == ["alice_correct", "bob_partial", "carol_crash"]
+
+
+def test_merged_gradebook_equals_what_nbgrader_writes_itself(graded):
+    _, rows, first, _, direct, *_ = graded
+    entries, submissions = first
+    assert first == direct
+    assert submissions == [(r.student, UNIT) for r in rows]
+    for row in rows:
+        auto = [v[0] for k, v in entries.items() if k[0] == row.student and k[3].startswith("test_")]
+        assert auto and sum(score or 0.0 for score in auto) == row.score, row.student
+
+
+def test_outputs_for_formgrader_and_feedback_are_in_the_course_root(graded):
+    parallel, rows, *_ = graded
+    for row in rows:
+        assert (parallel.autograded / row.student / UNIT / "logsumexp.ipynb").is_file()
+        assert (parallel.feedback / row.student / UNIT / "logsumexp.html").is_file()
+    log = (parallel.autograded / "grading.log").read_text()
+    assert all(f"######## {r.student}/{UNIT}" in log for r in rows)
+
+
+def test_crashing_student_stays_isolated_when_graded_in_parallel(graded):
+    _, rows, *_ = graded
+    alice, bob, carol = rows
+    assert alice.status == "graded" and alice.score == alice.max_score > 0
+    assert bob.status == "graded" and 0 < bob.score < bob.max_score
+    assert carol.status == "kernel died (softmax.ipynb)" and carol.score > 0
+
+
+def test_parallel_regrading_is_idempotent(graded):
+    _, rows, first, *_, again, after = graded
+    assert outcome(again) == outcome(rows)
+    assert after == first
+
+
+@pytest.mark.parametrize(
+    ("pairs", "cpus", "gpu", "expected"),
+    [
+        (9, 16, True, 8),
+        (9, 64, True, 8),
+        (9, 6, True, 3),
+        (9, 1, True, 1),
+        (9, 2, False, 2),
+        (1, 16, False, 1),
+    ],
+)
+def test_default_jobs(pairs, cpus, gpu, expected):
+    assert grade.default_jobs(pairs, cpus, gpu) == expected
+
+
+def test_jobs_below_one_is_a_clear_error(tmp_path, capsys):
+    assert cli.main(["grade", str(tmp_path), "--jobs", "0"]) == 2
+    assert "--jobs must be at least 1, got 0" in capsys.readouterr().out
