@@ -168,8 +168,13 @@ def grade_pairs(
         tqdm(total=len(pairs), desc=bilingual("评分", "grading"), unit="unit") as progress,
     ):
         futures = [pool.submit(one, i, student, unit) for i, (student, unit) in enumerate(pairs)]
-        for _ in as_completed(futures):
-            progress.update()
+        try:
+            for _ in as_completed(futures):
+                progress.update()
+        except BaseException:  # Ctrl-C: start no further pairs (running jobs got the signal too)
+            for future in futures:
+                future.cancel()
+            raise
     return [future.result() for future in futures]
 
 

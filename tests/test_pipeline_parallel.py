@@ -8,8 +8,8 @@ import pytest
 from nbgrader.api import Gradebook
 from pipeline_fixture import FIXTURE, FIXTURE_COURSE, UNIT
 
-from course import cli, demo, grade, worker
-from course.layout import Course
+from course import cli, demo, grade, release, worker
+from course.layout import SAMPLE_CLASS, Course
 from course.runner import run_job
 
 
@@ -40,21 +40,33 @@ def outcome(rows):
     return [(r.student, r.unit, r.score, r.max_score, r.status) for r in rows]
 
 
+def course_copy(root):
+    course = Course(root, FIXTURE_COURSE.wrong)
+    shutil.copytree(FIXTURE / "source", course.source)
+    return course
+
+
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
-    """The demo class graded 3 at a time, again one at a time in another root, then by nbgrader directly."""
+    """The sample class plus a student who left one notebook blank and skipped the other, graded 3 at a
+    time; again one at a time in another course root, then there by nbgrader directly; then re-run."""
+    tmp = tmp_path_factory.mktemp("parallel")
+    release.build(FIXTURE_COURSE, [UNIT], tmp / "release")
+    class_folder = tmp / "class"
+    demo.build_class(FIXTURE_COURSE, tmp / "release", SAMPLE_CLASS / "class.toml", class_folder)
+    (class_folder / "dan_blank" / UNIT).mkdir(parents=True)
+    shutil.copy(tmp / "release" / UNIT / "logsumexp.ipynb", class_folder / "dan_blank" / UNIT)
     mp = pytest.MonkeyPatch()
     mp.setenv("FLASH_COURSE_CELL_TIMEOUT", "10")
-    parallel = Course(tmp_path_factory.mktemp("parallel") / "course", FIXTURE_COURSE.wrong)
-    rows = demo.run(FIXTURE_COURSE, parallel.root, timeout=300, jobs=3)
+    parallel = course_copy(tmp / "parallel")
+    rows = grade.grade(parallel, class_folder, timeout=300, jobs=3)
     first = snapshot(parallel.root)
-    sequential = Course(tmp_path_factory.mktemp("sequential") / "course", FIXTURE_COURSE.wrong)
-    shutil.copytree(FIXTURE / "source", sequential.source)
-    class_folder = parallel.root / "submissions"
+    sequential = course_copy(tmp / "sequential")
     one_at_a_time = grade.grade(sequential, class_folder, timeout=300, jobs=1)
     for row in one_at_a_time:  # nbgrader writing the course's gradebook itself, as before --jobs existed
+        present = sorted(p.name for p in (class_folder / row.student / UNIT).glob("*.ipynb"))
         request = {"action": "autograde", "root": str(sequential.root), "unit": UNIT, "student": row.student}
-        run_job({**request, "notebooks": sequential.notebooks(UNIT)}, 300)
+        run_job({**request, "notebooks": present}, 300)
     direct = snapshot(sequential.root)
     again = grade.grade(parallel, class_folder, timeout=300, jobs=3)
     mp.undo()
@@ -64,7 +76,7 @@ def graded(tmp_path_factory):
 def test_parallel_grading_matches_one_at_a_time(graded):
     _, rows, _, one_at_a_time, *_ = graded
     assert outcome(rows) == outcome(one_at_a_time)
-    assert [r.student for r in rows] == ["alice_correct", "bob_partial", "carol_crash"]
+    assert [r.student for r in rows] == ["alice_correct", "bob_partial", "carol_crash", "dan_blank"]
 
 
 def test_merged_gradebook_equals_what_nbgrader_writes_itself(graded):
@@ -75,6 +87,7 @@ def test_merged_gradebook_equals_what_nbgrader_writes_itself(graded):
     for row in rows:
         auto = [v[0] for k, v in entries.items() if k[0] == row.student and k[3].startswith("test_")]
         assert auto and sum(score or 0.0 for score in auto) == row.score, row.student
+    assert entries[("dan_blank", UNIT, "logsumexp", "lse_impl")][0]  # nbgrader's comment on a blank answer
 
 
 def test_outputs_for_formgrader_and_feedback_are_in_the_course_root(graded):
@@ -86,12 +99,13 @@ def test_outputs_for_formgrader_and_feedback_are_in_the_course_root(graded):
     assert all(f"######## {r.student}/{UNIT}" in log for r in rows)
 
 
-def test_crashing_student_stays_isolated_when_graded_in_parallel(graded):
+def test_broken_submissions_stay_isolated_when_graded_in_parallel(graded):
     _, rows, *_ = graded
-    alice, bob, carol = rows
+    alice, bob, carol, dan = rows
     assert alice.status == "graded" and alice.score == alice.max_score > 0
     assert bob.status == "graded" and 0 < bob.score < bob.max_score
     assert carol.status == "kernel died (softmax.ipynb)" and carol.score > 0
+    assert (dan.status, dan.score) == ("missing (softmax.ipynb)", 0.0)
 
 
 def test_parallel_regrading_is_idempotent(graded):
