@@ -10,6 +10,7 @@ import nbformat
 SOLUTION = ("### BEGIN SOLUTION", "### END SOLUTION")
 HIDDEN = ("### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS")
 MARKERS = ("BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN TESTS", "END HIDDEN TESTS")
+COURSE_KEY = "flash_course"  # the course's own cell metadata, beside nbgrader's (see course/AUTHORING.md)
 
 
 def read(path: Path) -> nbformat.NotebookNode:
@@ -36,6 +37,21 @@ def write(nb: nbformat.NotebookNode, path: Path) -> None:
 def meta(cell) -> dict:
     """The cell's nbgrader metadata ({} when it has none)."""
     return cell.get("metadata", {}).get("nbgrader", {})
+
+
+def course_meta(cell) -> dict:
+    """The cell's course-specific metadata ({} when it has none)."""
+    return cell.get("metadata", {}).get(COURSE_KEY, {})
+
+
+def is_gpu_only(cell) -> bool:
+    """True for a test cell marked `{"flash_course": {"gpu_only": true}}`: it can earn points only on a GPU."""
+    return bool(course_meta(cell).get("gpu_only", False))
+
+
+def gpu_only_tests(nb) -> dict[str, float]:
+    """{grade_id: points} of the test cells marked GPU-only."""
+    return {gid: float(meta(c).get("points", 0)) for gid, c in test_cells(nb).items() if is_gpu_only(c)}
 
 
 def solution_cells(nb) -> dict[str, nbformat.NotebookNode]:

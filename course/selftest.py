@@ -4,6 +4,10 @@ For every unit: the source notebooks (reference solutions) must score full marks
 (stubs) must score 0 on every test cell, and every wrong implementation in `course/wrong/<unit>/` must lose
 points on each test cell it names. Each graded exercise needs at least three wrong implementations.
 
+Test cells marked GPU-only (`notebooks.is_gpu_only`) are skipped without a GPU: there they must score 0 for
+every case, the solution included, and they are left out of the full-marks check. On a GPU they are graded
+like every other cell.
+
 Speed: the fake students of one notebook are graded in `--jobs` nbgrader runs (a kernel death only fails
 that student), spread over as many scratch course roots in parallel. A run that exceeds its wall-clock
 limit is redone one student per process, so a hang is pinned on the student who caused it.
@@ -23,6 +27,7 @@ from course import grade, notebooks, release, wrong
 from course.layout import COURSE, Course
 from course.runner import run_job
 from utils.messages import bilingual
+from utils.runtime import mode
 
 MIN_WRONG = 3
 
@@ -39,11 +44,17 @@ class Case:
     must_fail: tuple[str, ...] = ()
     result: dict = field(default_factory=dict)  # {"status": …, "scores": {grade_id: [score, max]}}
 
-    def verdict(self, tests: dict[str, float]) -> str | None:
-        """None when the grade is as expected, else what went wrong."""
+    def verdict(self, tests: dict[str, float], skipped: frozenset[str] = frozenset()) -> str | None:
+        """None when the grade is as expected, else what went wrong.
+
+        `skipped`: GPU-only test cells graded without a GPU: they must score 0 and earn no full marks.
+        """
         status, scores = self.result.get("status", "not graded"), self.result.get("scores", {})
+        scored_skipped = [g for g in sorted(skipped) if scores.get(g, [0.0])[0] > 0]
+        if scored_skipped:
+            return f"GPU-only cells score without a GPU: {scored_skipped}"
         if self.kind == "solution":
-            short = [g for g, pts in tests.items() if scores.get(g, [0.0])[0] < pts]
+            short = [g for g, pts in tests.items() if g not in skipped and scores.get(g, [0.0])[0] < pts]
             if status != "graded" or short:
                 return f"{status}; not full marks: {short}" if short else status
         elif self.kind == "stubs":
@@ -72,6 +83,10 @@ def static_problems(course: Course, unit: str, impls: list[wrong.WrongImpl]) -> 
         if unknown:
             problems.append(f"{impl.path.name}: {unknown} are not test cells of {impl.notebook}")
     for name, nb in sources.items():
+        tests = notebooks.test_cells(nb)
+        for index, cell in enumerate(nb.cells):
+            if notebooks.is_gpu_only(cell) and cell not in tests.values():
+                problems.append(f"{unit}/{name}: cell {index} is marked GPU-only but is not a test cell")
         for gid in notebooks.solution_cells(nb):
             count = sum(1 for i in impls if i.notebook == name and i.replaces == gid)
             if count < MIN_WRONG:
@@ -120,7 +135,7 @@ def run_slot(course: Course, root: Path, groups: list[list[Case]], timeout: floa
                     nb_name: {"status": "timeout" if hung else "error"}
                 }
             case.result = results.get(case.student, {}).get(nb_name, {"status": "error"})
-            verdict = case.verdict(points(course, unit, nb_name))
+            verdict = case.verdict(points(course, unit, nb_name), skipped(course, unit, nb_name))
             progress.write(
                 f"{'✓' if verdict is None else '✗'} {unit}/{nb_name} {case.student} {verdict or ''}".rstrip()
             )
@@ -169,18 +184,41 @@ def points(course: Course, unit: str, nb_name: str) -> dict[str, float]:
     return {gid: float(notebooks.meta(cell).get("points", 0)) for gid, cell in tests.items()}
 
 
+def skipped(course: Course, unit: str, nb_name: str) -> frozenset[str]:
+    """The notebook's GPU-only test cells when grading without a GPU (they cannot earn points); else none."""
+    if mode().is_gpu:
+        return frozenset()
+    return frozenset(notebooks.gpu_only_tests(notebooks.read(course.source / unit / nb_name)))
+
+
 def report(course: Course, cases: list[Case], problems: list[str]) -> int:
     """Print the table; the number of surprises."""
     surprises = len(problems)
-    header = ("单元 Unit", "笔记本 Notebook", "学生 Student", "结果 Result")
+    header = (
+        "单元 Unit",
+        "笔记本 Notebook",
+        "学生 Student",
+        "结果 Result",
+        "跳过（仅 GPU）Skipped (GPU-only)",
+    )
     lines = []
     for case in cases:
-        verdict = case.verdict(points(course, case.unit, case.notebook))
+        gpu_only = skipped(course, case.unit, case.notebook)
+        verdict = case.verdict(points(course, case.unit, case.notebook), gpu_only)
         surprises += verdict is not None
-        lines.append((case.unit, case.notebook, case.student, "✓" if verdict is None else f"✗ {verdict}"))
+        result = "✓" if verdict is None else f"✗ {verdict}"
+        lines.append((case.unit, case.notebook, case.student, result, ", ".join(sorted(gpu_only))))
     widths = [max(len(x) for x in column) for column in zip(header, *lines, strict=False)]
     for line in [header, *lines]:
         print("  ".join(cell.ljust(width) for cell, width in zip(line, widths, strict=False)).rstrip())
+    if any(line[-1] for line in lines):
+        print(
+            bilingual(
+                "没有 GPU：仅 GPU 的测试单元格应得 0 分，不计入满分检查（在 GPU 上运行 selftest 才会真正评判它们）",
+                "no GPU: GPU-only test cells must score 0 and are left out of the full-marks check "
+                "(run selftest on a GPU to really grade them)",
+            )
+        )
     for problem in problems:
         print(f"✗ {problem}")
     if surprises:

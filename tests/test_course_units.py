@@ -1,9 +1,12 @@
 """The real course, end to end on this machine: every unit's graders discriminate (`selftest`) and the demo
-grades the bundled sample class (a correct, a partly wrong and a crashing student)."""
+grades the bundled sample class (a correct, a partly wrong and a crashing student).
+
+GPU-only test cells (course/AUTHORING.md) earn nothing without a GPU, so the expected scores subtract their
+points when there is none; the amount comes from the notebooks' metadata."""
 
 import pytest
 
-from course import demo, selftest
+from course import demo, notebooks, selftest
 from course.layout import COURSE
 
 
@@ -13,24 +16,57 @@ def demo_rows(tmp_path_factory):
     return {(row.student, row.unit): row for row in rows}
 
 
-def test_selftest_passes_for_every_unit():
+@pytest.fixture(scope="module")
+def selftest_run():
     units = COURSE.units()
     assert units, "source/ has no units"
-    cases, problems = selftest.run(COURSE, units, jobs=2)
-    surprises = {
-        f"{c.unit}/{c.student}": verdict
-        for c in cases
-        if (verdict := c.verdict(selftest.points(COURSE, c.unit, c.notebook))) is not None
-    }
+    return units, *selftest.run(COURSE, units, jobs=2)
+
+
+def gpu_only(unit: str, nb: str) -> dict[str, float]:
+    return notebooks.gpu_only_tests(notebooks.read(COURSE.source / unit / nb))
+
+
+def unearnable_here(unit: str) -> float:
+    """Points of the unit's GPU-only test cells when there is no GPU (they score 0 here), else 0."""
+    return sum(
+        selftest.points(COURSE, unit, nb)[gid]
+        for nb in COURSE.notebooks(unit)
+        for gid in selftest.skipped(COURSE, unit, nb)
+    )
+
+
+def test_selftest_passes_for_every_unit(selftest_run):
+    units, cases, problems = selftest_run
+    surprises = {}
+    for c in cases:
+        verdict = c.verdict(
+            selftest.points(COURSE, c.unit, c.notebook), selftest.skipped(COURSE, c.unit, c.notebook)
+        )
+        if verdict is not None:
+            surprises[f"{c.unit}/{c.student}"] = verdict
     assert problems == [] and surprises == {}
     assert {c.unit for c in cases} == set(units)
     assert all(sum(c.kind == "wrong" for c in cases if c.unit == u) >= 3 for u in units)
 
 
+def test_selftest_slow_but_correct_implementations_keep_every_other_point(selftest_run):
+    """A wrong implementation that must fail only GPU-only cells (a correct but slow kernel) is correct."""
+    _, cases, _ = selftest_run
+    slow = [c for c in cases if c.kind == "wrong" and set(c.must_fail) <= set(gpu_only(c.unit, c.notebook))]
+    assert slow
+    for case in slow:
+        tests = selftest.points(COURSE, case.unit, case.notebook)
+        kept = {g: pts for g, pts in tests.items() if g not in gpu_only(case.unit, case.notebook)}
+        lost = [g for g, pts in kept.items() if case.result.get("scores", {}).get(g, [0.0])[0] < pts]
+        assert case.result.get("status") == "graded" and lost == [], f"{case.student}: {case.result}"
+
+
 def test_demo_correct_student_gets_full_marks_in_every_unit(demo_rows):
     for unit in COURSE.units():
         alice = demo_rows[("alice_correct", unit)]
-        assert alice.status == "graded" and alice.score == alice.max_score > 0, unit
+        assert alice.status == "graded" and alice.max_score > unearnable_here(unit), unit
+        assert alice.score == alice.max_score - unearnable_here(unit), unit
 
 
 def test_demo_partial_student_loses_some_points(demo_rows):
@@ -45,4 +81,4 @@ def test_demo_crashing_student_gets_a_status_and_the_rest_is_graded(demo_rows):
     assert carol.status.startswith("kernel died"), carol.status
     for unit in earlier:
         row = demo_rows[("carol_crash", unit)]
-        assert row.status == "graded" and row.score == row.max_score, unit
+        assert row.status == "graded" and row.score == row.max_score - unearnable_here(unit), unit

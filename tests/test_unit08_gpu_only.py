@@ -1,0 +1,133 @@
+"""GPU-only test cells, on unit 08's `test_performance`: the metadata flag (kept by the release), how selftest
+judges such cells without a GPU, the check's CPU path, and on a GPU the threshold's margins."""
+
+import importlib.util
+import shutil
+import sys
+
+import pytest
+from conftest import HAS_GPU
+
+import utils
+from course import notebooks, selftest, wrong
+from course.layout import COURSE, Course
+from utils import checks_flash_triton
+
+UNIT = "08_flash_attention_triton"
+NOTEBOOK = "flash_attention_triton.ipynb"
+SLOW = "fwd_row_by_row_no_dot"  # correct, but one query row at a time without tl.dot
+TESTS = {"test_forward", "test_forward_causal", "test_backward", "test_backward_causal", "test_memory"}
+
+
+def source_notebook():
+    return notebooks.read(COURSE.source / UNIT / NOTEBOOK)
+
+
+def graded_case(kind: str, scores: dict[str, float], must_fail: tuple[str, ...] = ()) -> selftest.Case:
+    points = selftest.points(COURSE, UNIT, NOTEBOOK)
+    case = selftest.Case(UNIT, NOTEBOOK, kind, kind, None, must_fail)
+    case.result = {"status": "graded", "scores": {g: [scores.get(g, 0.0), pts] for g, pts in points.items()}}
+    return case
+
+
+def test_the_performance_cell_is_the_only_gpu_only_cell_and_the_release_keeps_the_flag():
+    assert notebooks.gpu_only_tests(source_notebook()) == {"test_performance": 1.0}
+    released = notebooks.read(COURSE.release / UNIT / NOTEBOOK)
+    assert notebooks.gpu_only_tests(released) == {"test_performance": 1.0}
+    assert not any(notebooks.is_gpu_only(c) for c in source_notebook().cells if c.cell_type == "markdown")
+
+
+def test_selftest_skips_gpu_only_cells_exactly_when_there_is_no_gpu():
+    expected = frozenset() if utils.mode().is_gpu else {"test_performance"}
+    assert selftest.skipped(COURSE, UNIT, NOTEBOOK) == expected
+    assert selftest.skipped(COURSE, "06_flash_attention_pytorch", "flash_attention_pytorch.ipynb") == set()
+
+
+def test_without_a_gpu_the_solution_gets_full_marks_except_the_gpu_only_cell():
+    points = selftest.points(COURSE, UNIT, NOTEBOOK)
+    skipped = frozenset({"test_performance"})
+    solution = graded_case("solution", {g: p for g, p in points.items() if g not in skipped})
+    assert solution.verdict(points, skipped) is None
+    assert "not full marks: ['test_performance']" in solution.verdict(points)  # what a GPU run would say
+    short = graded_case("solution", {g: p for g, p in points.items() if g not in skipped | {"test_memory"}})
+    assert "not full marks: ['test_memory']" in short.verdict(points, skipped)
+
+
+def test_a_gpu_only_cell_that_scores_without_a_gpu_is_a_surprise_for_every_case():
+    points = selftest.points(COURSE, UNIT, NOTEBOOK)
+    skipped = frozenset({"test_performance"})
+    for kind in ("solution", "stubs", "wrong"):
+        case = graded_case(kind, dict(points), must_fail=("test_performance",))
+        assert "GPU-only cells score without a GPU: ['test_performance']" in case.verdict(points, skipped)
+
+
+def test_a_wrong_implementation_that_fails_only_gpu_only_cells_holds_trivially_without_a_gpu():
+    points = selftest.points(COURSE, UNIT, NOTEBOOK)
+    slow = next(w for w in wrong.load(COURSE.wrong / UNIT) if w.name == SLOW)
+    assert set(slow.must_fail) == {"test_performance"}
+    case = graded_case("wrong", {g: points[g] for g in TESTS}, slow.must_fail)
+    assert case.verdict(points, frozenset({"test_performance"})) is None
+    assert case.verdict(points) is None  # 0 on test_performance is also what a GPU must give it
+
+
+def test_selftest_report_names_the_skipped_cells(capsys):
+    points = selftest.points(COURSE, UNIT, NOTEBOOK)
+    solution = graded_case("solution", {g: points[g] for g in TESTS})
+    surprises = selftest.report(COURSE, [solution], [])
+    out = capsys.readouterr().out
+    assert "Skipped (GPU-only)" in out
+    if utils.mode().is_gpu:
+        assert surprises == 1 and "not full marks: ['test_performance']" in out
+    else:
+        assert surprises == 0 and "test_performance" in out.splitlines()[1]
+        assert "GPU-only test cells must score 0" in out
+
+
+def test_the_gpu_only_flag_on_a_cell_that_is_not_a_test_is_a_static_problem(tmp_path):
+    course = Course(tmp_path / "course", COURSE.wrong)
+    shutil.copytree(COURSE.source / UNIT, course.source / UNIT)
+    nb = source_notebook()
+    nb.cells[0].metadata[notebooks.COURSE_KEY] = {"gpu_only": True}
+    notebooks.write(nb, course.source / UNIT / NOTEBOOK)
+    problems = selftest.static_problems(course, UNIT, wrong.load(COURSE.wrong / UNIT))
+    assert problems == [f"{UNIT}/{NOTEBOOK}: cell 0 is marked GPU-only but is not a test cell"]
+    assert selftest.static_problems(COURSE, UNIT, wrong.load(COURSE.wrong / UNIT)) == []
+
+
+@pytest.mark.skipif(HAS_GPU, reason="the interpreter's path; on a GPU the check measures (gpu tests below)")
+def test_in_the_interpreter_the_performance_check_scores_zero_quietly(capsys):
+    assert checks_flash_triton.performance(module=None) == 0  # the cell's value is its nbgrader score
+    out, err = capsys.readouterr()
+    assert checks_flash_triton.CPU_PERFORMANCE_NOTE in out and err == ""
+    assert "0 points here" in out and "只在 GPU 上评分" in out
+
+
+def student_module(tmp_path, replaced: str | None = None):
+    """The unit's solution cells as an importable file (a GPU's @triton.jit reads it), one cell replaced."""
+    impls = {w.replaces: w.body for w in wrong.load(COURSE.wrong / UNIT) if w.name == replaced}
+    cells = notebooks.solution_cells(source_notebook())
+    parts = ["import utils\nimport torch\nimport triton\nimport triton.language as tl"]
+    parts += [impls.get(gid) or notebooks.without_markers(cell.source) for gid, cell in cells.items()]
+    name = f"student_{replaced or 'solution'}"
+    path = tmp_path / f"{name}.py"
+    path.write_text("\n\n\n".join(parts) + "\n", encoding="utf-8")
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.gpu
+def test_on_a_gpu_the_threshold_is_far_from_the_solution_and_from_the_slow_kernel(tmp_path):
+    threshold = checks_flash_triton.PERF_FRACTION_OF_SDPA
+    ratios = {}
+    for name in (None, SLOW):
+        results = checks_flash_triton.measure_performance(student_module(tmp_path, name))
+        ratios[name] = {what: r["student"] / r["sdpa"] for what, r in results.items()}
+        print(name or "solution", {what: f"{r:.3f}" for what, r in ratios[name].items()}, results)
+    assert min(ratios[None].values()) >= 1.5 * threshold, ratios
+    assert ratios[SLOW]["forward"] <= threshold / 1.5, ratios
+    assert checks_flash_triton.performance(student_module(tmp_path)) is None
+    with pytest.raises(AssertionError, match="forward at"):
+        checks_flash_triton.performance(student_module(tmp_path, SLOW))
