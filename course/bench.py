@@ -1,4 +1,4 @@
-"""`python -m course bench`: the attention benchmark suite (see benchmarks/README.md).
+"""`python -m course bench` (the attention benchmark suite) and `tune` (see benchmarks/README.md).
 
 On a GPU it runs the FlashAttention-paper grid; on the CPU a tiny, clearly labelled grid so CI can
 check that the suite itself works. Exit status 1 if any implementation gave a wrong result or failed.
@@ -33,6 +33,7 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--no-memory", action="store_true", help="skip the peak-memory sweep")
     parser.add_argument("--no-figures", action="store_true", help="write results.json only")
     parser.set_defaults(run=main)
+    add_tune_parser(subparsers)
 
 
 def main(args: argparse.Namespace) -> int:
@@ -66,3 +67,43 @@ def main(args: argparse.Namespace) -> int:
     for record in failed:
         print(f"  {record['status']}: {record['name']} N={record['n']} d={record['d']}: {record['reason']}")
     return 1 if failed else 0
+
+
+def add_tune_parser(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "tune",
+        help=bilingual("为本 GPU 调优内核配置", "tune the kernels' tile configs for this GPU"),
+        description=bilingual(
+            "计时 triton_configs.SEARCH_SPACE 的每个配置，把最快的写入 utils/attention/tuned/<gpu>.json",
+            "time every config of triton_configs.SEARCH_SPACE; write the fastest to utils/attention/tuned/<gpu>.json",
+        ),
+    )
+    parser.add_argument(
+        "--out", type=Path, help="folder for tuning.json (default: benchmarks/results/<device>)"
+    )
+    parser.add_argument("--head-dims", nargs="+", type=int, help="head dims (default: 16 32 64 128)")
+    parser.add_argument("--bits", nargs="+", type=int, choices=(16, 32), help="element sizes (default: both)")
+    parser.add_argument("--jobs", type=int, help="parallel compile processes (default: up to 16)")
+    parser.set_defaults(run=tune_main)
+
+
+def tune_main(args: argparse.Namespace) -> int:
+    import utils
+
+    if not utils.mode().is_gpu:
+        print(
+            bilingual(
+                "调优需要 GPU：CPU 解释器的计时没有意义",
+                "tuning needs a GPU: interpreter timings mean nothing",
+            )
+        )
+        return 1
+    from benchmarks import attention, tune
+
+    tune.tune(
+        args.out or attention.default_out_dir(),
+        tuple(args.bits or (16, 32)),
+        tuple(args.head_dims or tune.HEAD_DIMS),
+        args.jobs,
+    )
+    return 0

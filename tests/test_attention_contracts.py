@@ -87,6 +87,7 @@ H100_SHARED_MEMORY = 232448
 @pytest.mark.parametrize("budget", [LAPTOP_SHARED_MEMORY, H100_SHARED_MEMORY])
 def test_gpu_configs_fit_shared_memory(monkeypatch, kernel, budget):
     monkeypatch.setattr(configs, "max_shared_memory", lambda index: budget)
+    monkeypatch.setattr(configs, "device_name", lambda index: "A GPU never tuned")
     gpu = torch.device("cuda", 0)
     for d in (16, 32, 64, 128):
         for dtype in (torch.float16, torch.bfloat16, torch.float32):
@@ -95,7 +96,7 @@ def test_gpu_configs_fit_shared_memory(monkeypatch, kernel, budget):
             assert fitting, f"no {kernel} config for d={d} {dtype} within {budget} B"
             assert all(configs.shared_memory_estimate(kernel, c, d, size) <= budget for c in fitting)
     # tiles are only dropped where they do not fit: all fit an H100 at d=64, not a laptop at d=128
-    every = configs._GPU_CANDIDATES[kernel]
+    every = configs._GPU_CANDIDATES[16][kernel]
     if budget == H100_SHARED_MEMORY:
         assert configs.candidate_configs(kernel, 64, torch.float16, gpu) == every
     else:
@@ -134,10 +135,11 @@ def test_launch_falls_back_to_a_smaller_config_and_remembers_it(monkeypatch):
     kernel = FakeKernel(too_big_block_q=128)
     for _ in range(2):
         flash_triton._launch(
-            "forward", kernel, (), 1000, lambda c: c.block_q, 6, torch.float16, "cuda:0", HEAD_DIM=64
-        )
+            "forward", kernel, (), 1000, lambda c: c.block_q, 6, torch.float16, "cuda:0", 1000,
+            HEAD_DIM=64, IS_CAUSAL=False,
+        )  # fmt: skip
     assert kernel.launches == [((16, 6), 64), ((16, 6), 64)]
-    assert flash_triton._chosen_configs[("forward", 64, torch.float16, "cuda:0")] == small
+    assert flash_triton._chosen_configs[("forward", 64, torch.float16, False, 1024, "cuda:0")] == small
 
 
 def test_launch_reports_when_nothing_fits(monkeypatch):
@@ -145,5 +147,6 @@ def test_launch_reports_when_nothing_fits(monkeypatch):
     monkeypatch.setattr(flash_triton, "_chosen_configs", {})
     with pytest.raises(RuntimeError, match="no forward kernel config fits"):
         flash_triton._launch(
-            "forward", FakeKernel(128), (), 10, lambda c: c.block_q, 1, torch.float16, "cuda:0", HEAD_DIM=64
-        )
+            "forward", FakeKernel(128), (), 10, lambda c: c.block_q, 1, torch.float16, "cuda:0", 10,
+            HEAD_DIM=64, IS_CAUSAL=True,
+        )  # fmt: skip

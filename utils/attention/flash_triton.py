@@ -9,6 +9,8 @@ interpreter's bfloat16 matrix product is wrong. float32 uses true fp32 products 
 
 from __future__ import annotations
 
+import contextlib
+
 import torch
 import triton
 
@@ -22,6 +24,18 @@ SUPPORTED_DTYPES = (torch.float16, torch.bfloat16, torch.float32)
 LOG2E = 1.4426950408889634
 
 _chosen_configs: dict[tuple, configs.KernelConfig] = {}
+_forced_configs: dict[str, configs.KernelConfig] = {}
+
+
+@contextlib.contextmanager
+def forced_configs(**by_kernel: configs.KernelConfig):
+    """Launch the named kernels with exactly these configs inside the block (for `course tune`)."""
+    _forced_configs.update(by_kernel)
+    try:
+        yield
+    finally:
+        for name in by_kernel:
+            _forced_configs.pop(name, None)
 
 
 def check_triton_inputs(q, k, v) -> None:
@@ -56,18 +70,20 @@ def _strides(*tensors: torch.Tensor) -> list[int]:
     return [s for t in tensors for s in t.stride()]
 
 
-def _launch(name, kernel, args, rows, rows_per_program, batch_heads, dtype, device, **constexprs) -> None:
+def _launch(name, kernel, args, rows, rows_per_program, batch_heads, dtype, device, n, **constexprs) -> None:
     """Launch `kernel` with the best config that fits this device, remembering the choice.
 
-    The grid is (programs over `rows`, batch_heads); `rows_per_program(config)` is one program's share.
+    The grid is (programs over `rows`, batch_heads); `rows_per_program(config)` is one program's share;
+    `n` (the longer sequence) picks the tuning bucket.
     """
-    head_dim = constexprs["HEAD_DIM"]
-    key = (name, head_dim, dtype, str(device))
-    candidates = (
-        [_chosen_configs[key]]
-        if key in _chosen_configs
-        else configs.candidate_configs(name, head_dim, dtype, device)
-    )
+    head_dim, is_causal = constexprs["HEAD_DIM"], constexprs["IS_CAUSAL"]
+    key = (name, head_dim, dtype, is_causal, configs.n_bucket(n), str(device))
+    if name in _forced_configs:
+        candidates = [_forced_configs[name]]
+    elif key in _chosen_configs:
+        candidates = [_chosen_configs[key]]
+    else:
+        candidates = configs.candidate_configs(name, head_dim, dtype, device, is_causal, n)
     for config in candidates:
         grid = (triton.cdiv(rows, rows_per_program(config)), batch_heads)
         try:
@@ -81,7 +97,8 @@ def _launch(name, kernel, args, rows, rows_per_program, batch_heads, dtype, devi
             )
         except triton.runtime.errors.OutOfResources:
             continue  # the estimate was too optimistic: try the next, smaller config
-        _chosen_configs[key] = config
+        if name not in _forced_configs:
+            _chosen_configs[key] = config
         return
     raise RuntimeError(
         bilingual(
@@ -105,7 +122,7 @@ def triton_forward(q, k, v, is_causal: bool, scale: float):
     args = (q3, k3, v3, o3, lse, *_strides(q3, k3, v3, o3), n_q, k3.shape[1], scale * LOG2E)
     _launch(
         "forward", forward_kernel, args, n_q, lambda c: c.block_q, batch_heads, dtype, q.device,
-        HEAD_DIM=head_dim, IS_CAUSAL=is_causal, PRECISION=_precision(dtype),
+        max(n_q, k3.shape[1]), HEAD_DIM=head_dim, IS_CAUSAL=is_causal, PRECISION=_precision(dtype),
     )  # fmt: skip
     return o3.to(q.dtype).reshape(q.shape), lse.reshape(q.shape[:-1])
 
@@ -129,12 +146,12 @@ def triton_backward(q, k, v, o, lse, grad_out, is_causal: bool, scale: float):
     _launch(
         "dkdv", dkdv_kernel,
         (*inputs, dk3, dv3, *_strides(q3, k3, v3, do3, dk3, dv3), n_q, n_k, scale, scale * LOG2E),
-        n_k, lambda c: c.block_k, batch_heads, dtype, q.device, **constexprs,
+        n_k, lambda c: c.block_k, batch_heads, dtype, q.device, max(n_q, n_k), **constexprs,
     )  # fmt: skip
     _launch(
         "dq", dq_kernel,
         (*inputs, dq3, *_strides(q3, k3, v3, do3, dq3), n_q, n_k, scale, scale * LOG2E),
-        n_q, lambda c: c.block_q, batch_heads, dtype, q.device, **constexprs,
+        n_q, lambda c: c.block_q, batch_heads, dtype, q.device, max(n_q, n_k), **constexprs,
     )  # fmt: skip
     return tuple(g.to(t.dtype).reshape(t.shape) for g, t in ((dq3, q), (dk3, k), (dv3, v)))
 

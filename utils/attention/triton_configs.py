@@ -1,6 +1,8 @@
-"""Tile sizes and warps for the Triton kernels: the one place to tune them (issue 7 does).
+"""Tile sizes and warps for the Triton kernels: the one place to tune them.
 
-Each kernel has an ordered list of candidate configs, fastest first. A config is only launched if its
+On a GPU, each launch tries configs in order: first the entry of the committed tuning table for this
+GPU model (`tuned/<gpu>.json`, written by `python -m course tune`, keyed by kernel, head dim, element
+size, causal or not and N bucket), then a fallback list, fastest first. A config is only launched if its
 estimated shared-memory need fits the device (a laptop GPU has ~100 KB per block, an H100 ~228 KB);
 `flash_triton` also falls back to the next candidate if the compiler still reports too little memory.
 The interpreter gets small tiles, so CPU tests are fast and every tail and diagonal case is exercised
@@ -9,8 +11,11 @@ The interpreter gets small tiles, so CPU tests are fast and every tail and diago
 
 from __future__ import annotations
 
+import json
+import re
 from dataclasses import dataclass
 from functools import cache
+from pathlib import Path
 
 import torch
 import triton  # `utils/__init__.py` has already chosen GPU or interpreter: parents import first
@@ -29,30 +34,93 @@ class KernelConfig:
 #   dq:       Q, dO resident; K, V streamed.
 _LAYOUT = {"forward": ("q", 1, 2), "dq": ("q", 2, 2), "dkdv": ("k", 2, 2)}
 
+# Fallback order on a GPU without a tuned entry (best first; pruned by shared memory at run time), per
+# element size. The 16-bit lists were chosen from the H100 tuning run (`tuned/`); the 32-bit lists from
+# its float32 d = 16 results: true-fp32 products run on CUDA cores, where big tiles only cost registers.
 _GPU_CANDIDATES = {
-    "forward": [
-        KernelConfig(128, 64, 4, 3),
-        KernelConfig(128, 32, 4, 3),
-        KernelConfig(64, 64, 4, 2),
-        KernelConfig(64, 32, 4, 2),
-        KernelConfig(32, 32, 4, 1),
-        KernelConfig(16, 16, 2, 1),
-    ],
-    "dkdv": [
-        KernelConfig(32, 128, 8, 3),
-        KernelConfig(32, 64, 4, 3),
-        KernelConfig(32, 64, 4, 2),
-        KernelConfig(32, 32, 4, 1),
-        KernelConfig(16, 16, 2, 1),
-    ],
-    "dq": [
-        KernelConfig(128, 32, 8, 3),
-        KernelConfig(64, 32, 4, 3),
-        KernelConfig(64, 32, 4, 2),
-        KernelConfig(32, 32, 4, 1),
-        KernelConfig(16, 16, 2, 1),
-    ],
+    16: {
+        "forward": [
+            KernelConfig(128, 64, 8, 3),
+            KernelConfig(64, 64, 4, 3),
+            KernelConfig(64, 32, 4, 2),
+            KernelConfig(32, 32, 4, 1),
+            KernelConfig(16, 16, 2, 1),
+        ],
+        "dkdv": [
+            KernelConfig(64, 64, 4, 2),
+            KernelConfig(32, 64, 4, 2),
+            KernelConfig(32, 32, 4, 1),
+            KernelConfig(16, 16, 2, 1),
+        ],
+        "dq": [
+            KernelConfig(128, 64, 8, 3),
+            KernelConfig(64, 32, 4, 2),
+            KernelConfig(32, 32, 4, 1),
+            KernelConfig(16, 16, 2, 1),
+        ],
+    },
+    32: {
+        "forward": [KernelConfig(64, 64, 4, 2), KernelConfig(64, 32, 4, 2), KernelConfig(32, 32, 4, 1)],
+        "dkdv": [KernelConfig(32, 64, 4, 2), KernelConfig(32, 32, 4, 1), KernelConfig(16, 16, 2, 1)],
+        "dq": [KernelConfig(64, 32, 4, 2), KernelConfig(32, 32, 4, 1), KernelConfig(16, 16, 2, 1)],
+    },
 }
+
+
+def _grid(tiles, warps, stages) -> list[KernelConfig]:
+    return [KernelConfig(q, k, w, s) for q, k in tiles for w in warps for s in stages]
+
+
+# What `python -m course tune` tries for each kernel (16-bit inputs; float32 gets smaller tiles: its
+# true-fp32 products do not use tensor cores and need twice the registers and shared memory per tile).
+SEARCH_SPACE = {
+    16: {
+        "forward": _grid([(128, 64), (128, 128), (64, 64)], (4, 8), (2, 3, 4)),
+        "dkdv": _grid([(32, 128), (64, 128), (32, 64), (64, 64)], (4, 8), (2, 3)),
+        "dq": _grid([(128, 32), (128, 64), (64, 64), (64, 32)], (4, 8), (2, 3)),
+    },
+    32: {
+        "forward": _grid([(64, 32), (64, 64), (128, 32), (32, 32)], (4, 8), (2,)),
+        "dkdv": _grid([(32, 64), (16, 64), (32, 32)], (4, 8), (2,)),
+        "dq": _grid([(64, 32), (64, 16), (32, 32)], (4, 8), (2,)),
+    },
+}
+
+# Tuned tables are looked up for these N: a tuned entry for bucket b serves every N up to b
+# (and the last bucket every longer N). Short sequences have few tiles, so fewer, smaller programs win.
+N_BUCKETS = (1024, 4096, 16384)
+TUNED_DIR = Path(__file__).resolve().parent / "tuned"
+
+
+def n_bucket(n: int) -> int:
+    """The tuning bucket of sequence length `n` (the larger of Nq and Nk)."""
+    return next((b for b in N_BUCKETS if n <= b), N_BUCKETS[-1])
+
+
+def tuning_key(kernel: str, head_dim: int, dtype: torch.dtype, is_causal: bool, n: int) -> str:
+    """The key of a tuned config, e.g. "forward/d128/16bit/causal/n<=4096".
+
+    float16 and bfloat16 share entries: same element size, same tensor-core rate, same best tiles.
+    """
+    bits = torch.empty((), dtype=dtype).element_size() * 8
+    mask = "causal" if is_causal else "full"
+    return f"{kernel}/d{head_dim}/{bits}bit/{mask}/n<={n_bucket(n)}"
+
+
+def device_slug(name: str) -> str:
+    """A file name for a GPU, e.g. "NVIDIA H100 80GB HBM3" -> "nvidia_h100_80gb_hbm3"."""
+    return re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_")
+
+
+@cache
+def tuned_table(device_name: str) -> dict[str, KernelConfig]:
+    """The committed tuning results for this GPU model ({} if it was never tuned)."""
+    path = TUNED_DIR / f"{device_slug(device_name)}.json"
+    if not path.exists():
+        return {}
+    entries = json.loads(path.read_text(encoding="utf-8"))["configs"]
+    return {key: KernelConfig(**entry["config"]) for key, entry in entries.items()}
+
 
 _INTERPRETER_CONFIGS = {
     "forward": KernelConfig(32, 16, 1, 1),
@@ -91,16 +159,31 @@ def max_shared_memory(device_index: int) -> int:
     return triton.runtime.driver.active.utils.get_device_properties(device_index)["max_shared_mem"]
 
 
+@cache
+def device_name(device_index: int) -> str:
+    return torch.cuda.get_device_name(device_index)
+
+
 def candidate_configs(
-    kernel: str, head_dim: int, dtype: torch.dtype, device: torch.device
+    kernel: str,
+    head_dim: int,
+    dtype: torch.dtype,
+    device: torch.device,
+    is_causal: bool = False,
+    n: int = N_BUCKETS[-1],
 ) -> list[KernelConfig]:
-    """Configs to try for `kernel`, best first; on a GPU only those whose estimate fits shared memory."""
+    """Configs to try for `kernel`, best first: the tuned one for this GPU and key (if any), then the
+    fallbacks; on a GPU only those whose shared-memory estimate fits."""
     if device.type != "cuda":
         return [_INTERPRETER_CONFIGS[kernel]]
-    budget = max_shared_memory(device.index if device.index is not None else torch.cuda.current_device())
+    index = device.index if device.index is not None else torch.cuda.current_device()
+    budget = max_shared_memory(index)
     element_size = torch.empty((), dtype=dtype).element_size()
+    tuned = tuned_table(device_name(index)).get(tuning_key(kernel, head_dim, dtype, is_causal, n))
+    fallbacks = _GPU_CANDIDATES[element_size * 8][kernel]
+    ordered = dict.fromkeys([tuned, *fallbacks] if tuned else fallbacks)
     return [
         config
-        for config in _GPU_CANDIDATES[kernel]
+        for config in ordered
         if shared_memory_estimate(kernel, config, head_dim, element_size) <= budget
     ]

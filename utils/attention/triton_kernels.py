@@ -5,8 +5,9 @@ Conventions shared by all kernels:
   and walks the tensors with its strides (pointer arithmetic + masks only).
 - Scores are kept in base 2: `qk_scale = scale · log2(e)`, so `exp(scale·s) = exp2(qk_scale·s)`.
   L is stored in natural log (the contract), and converted with one multiply per row where used.
-- Accumulators are float32; products of the input dtype run on tensor cores, `PRECISION` is "ieee" for
-  float32 inputs (true fp32) unless the caller asks for "tf32", and None (the default) otherwise.
+- Accumulators are float32 and every product adds straight into its accumulator (`tl.dot(a, b, acc)`:
+  the tensor cores accumulate in place, no extra tile-sized addition). Products take the input dtype;
+  `PRECISION` is "ieee" for float32 inputs (true fp32) unless the caller asks for "tf32", else None.
 - Causal loops are split in two: tiles that every row of the program fully sees (no mask at all), and
   the tiles on the diagonal or at a sequence tail (masked). Tiles no row can see are never visited.
 - Tail rows beyond N are loaded as zeros and never stored. In the backward kernels zero Q/dO rows
@@ -15,6 +16,15 @@ Conventions shared by all kernels:
 
 import triton
 import triton.language as tl
+
+
+@triton.jit
+def _query_tile(IS_CAUSAL: tl.constexpr):
+    """This program's query tile. Causal: the last tiles (most keys to visit) start first, so the
+    short programs fill the gaps at the end instead of one long program running alone."""
+    if IS_CAUSAL:
+        return tl.num_programs(0) - 1 - tl.program_id(0)
+    return tl.program_id(0)
 
 
 @triton.jit
@@ -60,7 +70,7 @@ def _forward_tile(
     p = tl.exp2(s - new_max[:, None])
     correction = tl.exp2(row_max - new_max)
     row_sum = row_sum * correction + tl.sum(p, 1)
-    acc = acc * correction[:, None] + tl.dot(p.to(v.dtype), v, input_precision=PRECISION)
+    acc = tl.dot(p.to(v.dtype), v, acc * correction[:, None], input_precision=PRECISION)
     return acc, new_max, row_sum
 
 
@@ -93,7 +103,7 @@ def forward_kernel(
     PRECISION: tl.constexpr,
 ):
     """Grid (cdiv(Nq, BLOCK_Q), BH): one program computes O and L for one tile of queries."""
-    q_start = tl.program_id(0) * BLOCK_Q
+    q_start = _query_tile(IS_CAUSAL) * BLOCK_Q
     bh = tl.program_id(1).to(tl.int64)
     offs_q = q_start + tl.arange(0, BLOCK_Q)
     offs_d = tl.arange(0, HEAD_DIM)
@@ -201,10 +211,10 @@ def _dkdv_tile(
     pt = tl.exp2(tl.dot(k, qt, input_precision=PRECISION) * qk_scale - lse2[None, :])
     if MASKED:
         pt = tl.where(offs_k[:, None] <= offs_q[None, :], pt, 0.0)
-    dv += tl.dot(pt.to(do.dtype), do, input_precision=PRECISION)
+    dv = tl.dot(pt.to(do.dtype), do, dv, input_precision=PRECISION)
     dpt = tl.dot(v, tl.trans(do), input_precision=PRECISION)
     dst = pt * (dpt - delta[None, :])
-    dk += tl.dot(dst.to(qt.dtype), tl.trans(qt), input_precision=PRECISION)
+    dk = tl.dot(dst.to(qt.dtype), tl.trans(qt), dk, input_precision=PRECISION)
     return dk, dv
 
 
@@ -327,7 +337,7 @@ def _dq_tile(
         p = tl.where(visible, p, 0.0)
     dp = tl.dot(do, vt, input_precision=PRECISION)
     ds = p * (dp - delta[:, None])
-    dq += tl.dot(ds.to(kt.dtype), tl.trans(kt), input_precision=PRECISION)
+    dq = tl.dot(ds.to(kt.dtype), tl.trans(kt), dq, input_precision=PRECISION)
     return dq
 
 
@@ -366,7 +376,7 @@ def dq_kernel(
     PRECISION: tl.constexpr,
 ):
     """Grid (cdiv(Nq, BLOCK_Q), BH): one program owns one tile of queries and loops over key tiles."""
-    q_start = tl.program_id(0) * BLOCK_Q
+    q_start = _query_tile(IS_CAUSAL) * BLOCK_Q
     bh = tl.program_id(1).to(tl.int64)
     offs_q = q_start + tl.arange(0, BLOCK_Q)
     offs_d = tl.arange(0, HEAD_DIM)
