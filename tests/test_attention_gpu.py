@@ -14,7 +14,7 @@ pytestmark = pytest.mark.gpu
 
 # Like every FlashAttention, the kernels round P to the input dtype before P·V and dS before dS·K / dSᵀ·Q,
 # so half-precision errors are a few rounding units of that dtype (fp16: 2⁻¹¹, bf16: 2⁻⁸) times the
-# largest value. float32 runs true fp32 ("ieee") products: TF32 (~1e-3) would fail its bound.
+# largest value. float32 runs fp32-level products ("tf32x3"; plain TF32, ~1e-3, would fail its bound).
 # Measured on an H100 (N up to 16k): max error / max|ref| ≤ 5e-6 (fp32), 5.3e-4 (fp16), 4.3e-3 (bf16).
 TOLERANCES = {
     torch.float32: Tolerance(2e-5, 1e-4),

@@ -3,8 +3,8 @@
 Inputs (..., N, d) are viewed as (BH, N, d) (a copy only if the leading dims cannot be merged) and the
 kernels walk them through their strides. Supported: head dims 16/32/64/128; float16, bfloat16 and
 float32 on a GPU. In the CPU interpreter bfloat16 is computed in float32 and rounded back, because the
-interpreter's bfloat16 matrix product is wrong. float32 uses true fp32 products on a GPU
-(`triton_configs.FP32_PRECISION`), not TF32.
+interpreter's bfloat16 matrix product is wrong. float32 keeps fp32-level accuracy on a GPU (three TF32
+products per product, `triton_configs.FP32_PRECISION`), not plain TF32.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ Conventions shared by all kernels:
   L is stored in natural log (the contract), and converted with one multiply per row where used.
 - Accumulators are float32 and every product adds straight into its accumulator (`tl.dot(a, b, acc)`:
   the tensor cores accumulate in place, no extra tile-sized addition). Products take the input dtype;
-  `PRECISION` is "ieee" for float32 inputs (true fp32) unless the caller asks for "tf32", else None.
+  `PRECISION` is `triton_configs.FP32_PRECISION` for float32 inputs (fp32-level), else None.
 - Causal loops are split in two: tiles that every row of the program fully sees (no mask at all), and
   the tiles on the diagonal or at a sequence tail (masked). Tiles no row can see are never visited.
 - Tail rows beyond N are loaded as zeros and never stored. In the backward kernels zero Q/dO rows
