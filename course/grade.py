@@ -120,7 +120,9 @@ def cpu_count() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
-def grade_pair(course: Course, student: str, unit: str, timeout: float, scratch: Path) -> Row:
+def grade_pair(
+    course: Course, student: str, unit: str, timeout: float, scratch: Path, threads: int | None = None
+) -> Row:
     """Grade one student's unit against a private copy of the gradebook, `scratch/gradebook.db`."""
     source = course.source / unit
     submitted = course.submitted / student / unit
@@ -138,7 +140,7 @@ def grade_pair(course: Course, student: str, unit: str, timeout: float, scratch:
         "feedback": True,
         "gradebook": str(scratch / "gradebook.db"),
     }
-    results, timed_out = run_job(request, timeout, scratch / "grading.log")
+    results, timed_out = run_job(request, timeout, scratch / "grading.log", threads)
     for nb in present:
         entry = results.get(student, {}).get(nb)
         if entry is None:
@@ -151,14 +153,14 @@ def grade_pair(course: Course, student: str, unit: str, timeout: float, scratch:
 
 
 def grade_pairs(
-    course: Course, pairs: list[tuple[str, str]], timeout: float, jobs: int, scratch: Path, log: Path
+    course: Course, pairs: list[tuple[str, str]], folders: list[Path], timeout: float, jobs: int, log: Path
 ) -> list[Row]:
-    """Grade the pairs, `jobs` at a time; the rows come back in the order of `pairs`."""
+    """Grade the pairs, `jobs` at a time, each in its scratch folder; rows come back in the order of `pairs`."""
     log_lock = threading.Lock()
+    threads = max(1, cpu_count() // jobs)  # torch's CPU threads per job: concurrent jobs share the cores
 
-    def one(index: int, student: str, unit: str) -> Row:
-        folder = scratch / f"pair{index}"
-        row = grade_pair(course, student, unit, timeout, folder)
+    def one(student: str, unit: str, folder: Path) -> Row:
+        row = grade_pair(course, student, unit, timeout, folder, threads)
         with log_lock, log.open("a", encoding="utf-8") as out:
             out.write(f"######## {student}/{unit}\n{(folder / 'grading.log').read_text(encoding='utf-8')}")
         return row
@@ -167,7 +169,7 @@ def grade_pairs(
         ThreadPoolExecutor(jobs) as pool,
         tqdm(total=len(pairs), desc=bilingual("评分", "grading"), unit="unit") as progress,
     ):
-        futures = [pool.submit(one, i, student, unit) for i, (student, unit) in enumerate(pairs)]
+        futures = [pool.submit(one, *pair, folder) for pair, folder in zip(pairs, folders, strict=True)]
         try:
             for _ in as_completed(futures):
                 progress.update()
@@ -178,11 +180,11 @@ def grade_pairs(
     return [future.result() for future in futures]
 
 
-def merge_gradebooks(course: Course, rows: list[Row], scratch: Path, log: Path) -> None:
+def merge_gradebooks(course: Course, rows: list[Row], folders: list[Path], log: Path) -> None:
     """Copy every pair's grades from its private gradebook into the course's, one after another."""
     merges = [
-        {"gradebook": str(scratch / f"pair{i}" / "gradebook.db"), "unit": row.unit, "student": row.student}
-        for i, row in enumerate(rows)
+        {"gradebook": str(folder / "gradebook.db"), "unit": row.unit, "student": row.student}
+        for row, folder in zip(rows, folders, strict=True)
     ]
     request = {"action": "merge", "root": str(course.root), "merges": merges}
     results, _ = run_job(request, 300 + 10 * len(merges), log)
@@ -249,8 +251,9 @@ def grade(
         jobs = jobs or default_jobs(len(graded_pairs), cpu_count(), utils.mode().is_gpu)
         print(bilingual(f"同时评分 {jobs} 份", f"grading {jobs} at a time"))
         with tempfile.TemporaryDirectory(prefix="course-grade-") as tmp:
-            rows = grade_pairs(course, graded_pairs, timeout, jobs, Path(tmp), log)
-            merge_gradebooks(course, rows, Path(tmp), log)
+            folders = [Path(tmp) / f"pair{i}" for i in range(len(graded_pairs))]
+            rows = grade_pairs(course, graded_pairs, folders, timeout, jobs, log)
+            merge_gradebooks(course, rows, folders, log)
         graded = {(row.student, row.unit): row for row in rows}
     rows = [graded.get(pair) or Row(*pair, 0.0, problems={"": "unknown unit"}) for pair in pairs]
     write_csv(rows, course.root / "grades.csv")

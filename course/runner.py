@@ -13,9 +13,12 @@ from pathlib import Path
 from course import ROOT
 
 
-def worker_env() -> dict[str, str]:
-    """The grader's environment, inherited by every notebook kernel: quiet progress bars, this Python first on PATH."""
+def worker_env(threads: int | None = None) -> dict[str, str]:
+    """The grader's environment, inherited by every notebook kernel: quiet progress bars, this Python first on
+    PATH, and `threads` CPU threads per process (unless OMP_NUM_THREADS is set) when jobs share the cores."""
     env = dict(os.environ)
+    if threads:
+        env.setdefault("OMP_NUM_THREADS", str(threads))
     env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH", "")) if p)
     env["TQDM_DISABLE"] = "1"  # a progress bar in graded code writes to stderr, which zeroes a test cell
@@ -38,7 +41,9 @@ def kill_tree(pid: int) -> None:
             pass
 
 
-def run_job(request: dict, timeout: float, log: Path | None = None) -> tuple[dict, bool]:
+def run_job(
+    request: dict, timeout: float, log: Path | None = None, threads: int | None = None
+) -> tuple[dict, bool]:
     """(results, timed_out) of one worker job; results hold whatever finished before a timeout."""
     with tempfile.TemporaryDirectory(prefix="course-job-") as tmp, contextlib.ExitStack() as stack:
         request_path, result_path = Path(tmp) / "request.json", Path(tmp) / "result.json"
@@ -47,7 +52,7 @@ def run_job(request: dict, timeout: float, log: Path | None = None) -> tuple[dic
         proc = subprocess.Popen(
             [sys.executable, "-m", "course.worker", str(request_path), str(result_path)],
             cwd=ROOT,
-            env=worker_env(),
+            env=worker_env(threads),
             stdout=sink,
             stderr=subprocess.STDOUT,
         )

@@ -10,7 +10,7 @@ from pipeline_fixture import FIXTURE, FIXTURE_COURSE, UNIT
 
 from course import cli, demo, grade, release, worker
 from course.layout import SAMPLE_CLASS, Course
-from course.runner import run_job
+from course.runner import run_job, worker_env
 
 
 def snapshot(root):
@@ -132,3 +132,11 @@ def test_default_jobs(pairs, cpus, gpu, expected):
 def test_jobs_below_one_is_a_clear_error(tmp_path, capsys):
     assert cli.main(["grade", str(tmp_path), "--jobs", "0"]) == 2
     assert "--jobs must be at least 1, got 0" in capsys.readouterr().out
+
+
+def test_concurrent_jobs_share_the_cores_unless_the_user_chose_a_thread_count(monkeypatch):
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    assert worker_env(3)["OMP_NUM_THREADS"] == "3"
+    assert "OMP_NUM_THREADS" not in worker_env()
+    monkeypatch.setenv("OMP_NUM_THREADS", "5")
+    assert worker_env(3)["OMP_NUM_THREADS"] == "5"
