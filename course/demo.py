@@ -74,6 +74,8 @@ def run(
 def main(timeout: float | None = None, jobs: int | None = None) -> int:
     rows = run(timeout=timeout, jobs=jobs)
     grade.print_table(rows)
+    if note := grade.gpu_only_note(COURSE, rows):
+        print(note)
     print(bilingual(f"成绩表：{OUTPUT / 'grades.csv'}", f"grades: {OUTPUT / 'grades.csv'}"))
     print(
         bilingual(

@@ -260,11 +260,31 @@ def grade(
     return rows
 
 
+def gpu_only_note(course: Course, rows: list[Row]) -> str | None:
+    """Without a GPU: which GPU-only test cells every graded unit could not award (None if none)."""
+    if utils.mode().is_gpu:
+        return None
+    lost = [
+        f"{unit}/{gid} ({points:g})"
+        for unit in sorted({row.unit for row in rows if row.unit in course.units()})
+        for nb in course.notebooks(unit)
+        for gid, points in notebooks.gpu_only_tests(notebooks.read(course.source / unit / nb)).items()
+    ]
+    if not lost:
+        return None
+    return bilingual(
+        f"没有 GPU：这些仅在 GPU 上评分的测试单元格在此得 0 分：{', '.join(lost)}；最终成绩请在 GPU 上评",
+        f"no GPU: these GPU-only test cells scored 0 here: {', '.join(lost)}; grade final grades on a GPU",
+    )
+
+
 def main(
     submissions: str, timeout: float | None = None, jobs: int | None = None, course: Course = COURSE
 ) -> int:
     rows = grade(course, Path(submissions), timeout, jobs)
     print_table(rows)
+    if note := gpu_only_note(course, rows):
+        print(note)
     print(bilingual(f"成绩表：{course.root / 'grades.csv'}", f"grades: {course.root / 'grades.csv'}"))
     print(
         bilingual(

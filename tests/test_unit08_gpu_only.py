@@ -9,7 +9,7 @@ import pytest
 from conftest import HAS_GPU
 
 import utils
-from course import notebooks, selftest, wrong
+from course import grade, notebooks, selftest, wrong
 from course.layout import COURSE, Course
 from utils import checks_flash_triton
 
@@ -131,3 +131,16 @@ def test_on_a_gpu_the_threshold_is_far_from_the_solution_and_from_the_slow_kerne
     assert checks_flash_triton.performance(student_module(tmp_path)) is None
     with pytest.raises(AssertionError, match="forward at"):
         checks_flash_triton.performance(student_module(tmp_path, SLOW))
+
+
+def test_grade_and_demo_say_which_gpu_only_points_a_cpu_run_could_not_award():
+    rows = [
+        grade.Row("alice", UNIT, 12.0, 11.0),
+        grade.Row("alice", "06_flash_attention_pytorch", 12.0, 12.0),
+    ]
+    note = grade.gpu_only_note(COURSE, rows)
+    if HAS_GPU:
+        assert note is None
+    else:
+        assert f"{UNIT}/test_performance (1)" in note and "no GPU" in note and "没有 GPU" in note
+    assert grade.gpu_only_note(COURSE, rows[1:]) is None  # unit 06 has no GPU-only cells
