@@ -40,6 +40,7 @@ from utils.messages import bilingual
 
 KERNELS = ("forward", "dkdv", "dq")
 DTYPES = {16: torch.bfloat16, 32: torch.float32}
+BITS = (16, 32)
 HEAD_DIMS = (16, 32, 64, 128)
 TOKENS, HIDDEN = 16384, 2048
 FIXED_BACKWARD = {  # held fixed while the other backward kernel is tuned
@@ -48,16 +49,15 @@ FIXED_BACKWARD = {  # held fixed while the other backward kernel is tuned
 }
 
 
-def tasks(bits_list=(16, 32), head_dims=HEAD_DIMS) -> list[tuple]:
+def tasks(bits_list=BITS, head_dims=HEAD_DIMS) -> list[tuple]:
     """Every (kernel, bits, d, causal, N bucket, config) that fits the GPU's shared memory."""
-    budget = configs.max_shared_memory(torch.cuda.current_device())
+    device = torch.cuda.current_device()
     found = []
     for bits in bits_list:
         for kernel in KERNELS:
             for d in head_dims:
-                for config in configs.SEARCH_SPACE[bits][kernel]:
-                    if configs.shared_memory_estimate(kernel, config, d, bits // 8) > budget:
-                        continue
+                space = configs.SEARCH_SPACE[bits][kernel]
+                for config in configs.fitting(kernel, space, d, bits // 8, device):
                     for causal in (False, True):
                         for n in configs.N_BUCKETS:
                             found.append((kernel, bits, d, causal, n, config))
@@ -79,6 +79,11 @@ def runner(kernel: str, causal: bool, q, k, v, grad_out):
         return lambda: flash_triton.triton_forward(q, k, v, causal, scale)
     o, lse = flash_triton.triton_forward(q, k, v, causal, scale)
     return lambda: flash_triton.triton_backward(q, k, v, o, lse, grad_out, causal, scale)
+
+
+def compile_key(task) -> tuple:
+    """(kernel, bits, d, causal, config): what one compilation covers (every N bucket shares it)."""
+    return (*task[:4], task[5])
 
 
 def forced(kernel: str, config: configs.KernelConfig):
@@ -159,13 +164,13 @@ def merge_into(path: Path, section: str, new: dict | list, replaced_keys: set[st
     path.write_text(text + "\n", encoding="utf-8")
 
 
-def tune(out_dir: Path, bits_list=(16, 32), head_dims=HEAD_DIMS, jobs: int | None = None) -> Path:
+def tune(out_dir: Path, bits_list=BITS, head_dims=HEAD_DIMS, jobs: int | None = None) -> Path:
     """Compile and time every task; merge the winners into the tuned table; return the table's path.
 
     Results are written after each (element size, head dim), so an interrupted run keeps what it measured.
     """
     every = sorted(tasks(bits_list, head_dims), key=lambda t: (t[1], t[2], t[4]))  # by shape
-    todo = sorted({t[:4] + (t[5],) for t in every}, key=str)
+    todo = sorted({compile_key(t) for t in every}, key=str)
     errors = compile_all(todo, jobs or min(16, os.cpu_count() or 1))
     failures = {task: error for task, error in zip(todo, errors, strict=True) if error}
     table_path = configs.TUNED_DIR / f"{configs.device_slug(torch.cuda.get_device_name())}.json"
@@ -184,7 +189,7 @@ def save_group(group: list[tuple], failures: dict, table_path: Path, out_dir: Pa
     timings, failed = [], []
     for task in group:
         bar.update()
-        error = failures.get(task[:4] + (task[5],))
+        error = failures.get(compile_key(task))
         if error:
             failed.append({"key": key_of(task), "config": asdict(task[5]), "error": error})
             continue
@@ -198,7 +203,7 @@ def save_group(group: list[tuple], failures: dict, table_path: Path, out_dir: Pa
     stamp = {"device": torch.cuda.get_device_name(), "torch": torch.__version__, "triton": triton.__version__,
              "date": datetime.now(UTC).isoformat(timespec="seconds")}  # fmt: skip
     keys = {key_of(t) for t in group}
-    winners = {key: {"config": r["config"], "ms": round(r["ms"], 4)} for key, r in best.items()}
+    winners = {key: {"config": r["config"], "ms": r["ms"]} for key, r in best.items()}
     merge_into(table_path, "configs", winners, keys, stamp)
     merge_into(out_dir / "tuning.json", "timings", timings, keys, stamp)
     merge_into(out_dir / "tuning_failures.json", "failed", failed, keys, stamp)

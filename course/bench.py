@@ -102,7 +102,7 @@ def tune_main(args: argparse.Namespace) -> int:
 
     tune.tune(
         args.out or attention.default_out_dir(),
-        tuple(args.bits or (16, 32)),
+        tuple(args.bits or tune.BITS),
         tuple(args.head_dims or tune.HEAD_DIMS),
         args.jobs,
     )

@@ -260,15 +260,22 @@ def grade(
     return rows
 
 
+def unawardable(course: Course, unit: str, nb_name: str) -> dict[str, float]:
+    """{grade_id: points} of the notebook's test cells that cannot earn points on this machine: its
+    GPU-only cells without a GPU, none on a GPU."""
+    if utils.mode().is_gpu:
+        return {}
+    return notebooks.gpu_only_tests(notebooks.read(course.source / unit / nb_name))
+
+
 def gpu_only_note(course: Course, rows: list[Row]) -> str | None:
     """Without a GPU: which GPU-only test cells every graded unit could not award (None if none)."""
-    if utils.mode().is_gpu:
-        return None
+    known = set(course.units())
     lost = [
         f"{unit}/{gid} ({points:g})"
-        for unit in sorted({row.unit for row in rows if row.unit in course.units()})
+        for unit in sorted({row.unit for row in rows} & known)
         for nb in course.notebooks(unit)
-        for gid, points in notebooks.gpu_only_tests(notebooks.read(course.source / unit / nb)).items()
+        for gid, points in unawardable(course, unit, nb).items()
     ]
     if not lost:
         return None

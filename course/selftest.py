@@ -27,7 +27,6 @@ from course import grade, notebooks, release, wrong
 from course.layout import COURSE, Course
 from course.runner import run_job
 from utils.messages import bilingual
-from utils.runtime import mode
 
 MIN_WRONG = 3
 
@@ -186,9 +185,7 @@ def points(course: Course, unit: str, nb_name: str) -> dict[str, float]:
 
 def skipped(course: Course, unit: str, nb_name: str) -> frozenset[str]:
     """The notebook's GPU-only test cells when grading without a GPU (they cannot earn points); else none."""
-    if mode().is_gpu:
-        return frozenset()
-    return frozenset(notebooks.gpu_only_tests(notebooks.read(course.source / unit / nb_name)))
+    return frozenset(grade.unawardable(course, unit, nb_name))
 
 
 def report(course: Course, cases: list[Case], problems: list[str]) -> int:

@@ -168,6 +168,14 @@ def device_name(device_index: int) -> str:
     return torch.cuda.get_device_name(device_index)
 
 
+def fitting(
+    kernel: str, candidates: list[KernelConfig], head_dim: int, element_size: int, device_index: int
+) -> list[KernelConfig]:
+    """The candidates whose shared-memory estimate fits the GPU, in their order."""
+    budget = max_shared_memory(device_index)
+    return [c for c in candidates if shared_memory_estimate(kernel, c, head_dim, element_size) <= budget]
+
+
 def candidate_configs(
     kernel: str,
     head_dim: int,
@@ -181,13 +189,8 @@ def candidate_configs(
     if device.type != "cuda":
         return [_INTERPRETER_CONFIGS[kernel]]
     index = device.index if device.index is not None else torch.cuda.current_device()
-    budget = max_shared_memory(index)
     element_size = torch.empty((), dtype=dtype).element_size()
     tuned = tuned_table(device_name(index)).get(tuning_key(kernel, head_dim, dtype, is_causal, n))
     fallbacks = _GPU_CANDIDATES[element_size * 8][kernel]
-    ordered = dict.fromkeys([tuned, *fallbacks] if tuned else fallbacks)
-    return [
-        config
-        for config in ordered
-        if shared_memory_estimate(kernel, config, head_dim, element_size) <= budget
-    ]
+    ordered = list(dict.fromkeys([tuned, *fallbacks] if tuned else fallbacks))
+    return fitting(kernel, ordered, head_dim, element_size, index)
