@@ -29,6 +29,7 @@ STATUS_ZH = {
     "graded": "已评分",
     "cell timeout": "单元格超时",
     "kernel died": "内核崩溃",
+    "kernel failed to start": "内核未能启动",
     "timeout": "超时",
     "error": "评分出错",
     "missing": "未提交",

@@ -20,6 +20,11 @@ from pathlib import Path
 from course import ROOT
 
 FAILURE = "There was an error processing assignment: "
+# A kernel can fail to start for reasons of the machine, never of the student's code (two kernels starting at
+# once can pick the same free TCP port; a loaded machine can miss the start-up deadline): such a notebook is
+# graded again, up to this many attempts in all, before "kernel failed to start" is reported.
+START_ATTEMPTS = 3
+START_FAILURES = ("Kernel died before replying to kernel_info", "Kernel didn't respond in")
 
 
 def make_api(root: str, **coursedir: str):
@@ -70,6 +75,8 @@ def failure_reasons(log: str) -> dict[str, str]:
 
 
 def classify(text: str) -> str:
+    if any(sign in text for sign in START_FAILURES):
+        return "kernel failed to start"
     if "DeadKernelError" in text or "Kernel died" in text:
         return "kernel died"
     if "UnresponsiveKernelError" in text or "became unresponsive" in text:
@@ -202,22 +209,12 @@ def autograde(request: dict, result_path: Path) -> None:
         reset(api, root, unit, student)
     results: dict[str, dict[str, dict]] = {}
     for notebook in request["notebooks"]:
-        stem = notebook.removesuffix(".ipynb")
-        api.coursedir.notebook_id = stem
-        out = api.autograde(unit, student, force=True, create=True)
-        report(f"autograde {unit}/{notebook} for {student}", out)
-        failed = failure_reasons(out.get("log", ""))
-        pattern = student if student != "*" else "*"
-        for submitted in sorted((root / "submitted").glob(f"{pattern}/{unit}/{notebook}")):
-            who = submitted.parent.parent.name
-            graded = root / "autograded" / who / unit / notebook
-            if graded.exists():
-                status = "cell timeout" if had_cell_timeout(graded) else "graded"
-            else:
-                status = failed.get(str(submitted.parent.resolve()), classify(out.get("error", "")))
-            entry = {"status": status, "scores": scores(api, unit, who, stem)}
-            if status != "graded":
-                entry["log"] = (out.get("error", "") + out.get("log", ""))[-4000:]
+        for attempt in range(1, START_ATTEMPTS + 1):
+            entries = grade_notebook(api, root, unit, student, notebook)
+            if all(e["status"] != "kernel failed to start" for e in entries.values()):
+                break
+            print(f"==== kernel failed to start (attempt {attempt} of {START_ATTEMPTS})", flush=True)
+        for who, entry in entries.items():
             results.setdefault(who, {})[notebook] = entry
         save(result_path, results)
     if request.get("feedback") and student != "*":
@@ -226,6 +223,27 @@ def autograde(request: dict, result_path: Path) -> None:
             report(
                 f"generate_feedback {unit} for {student}", api.generate_feedback(unit, student, force=True)
             )
+
+
+def grade_notebook(api, root: Path, unit: str, student: str, notebook: str) -> dict[str, dict]:
+    """{student: {"status", "scores"[, "log"]}} of one `nbgrader autograde` run of one notebook."""
+    stem = notebook.removesuffix(".ipynb")
+    api.coursedir.notebook_id = stem
+    out = api.autograde(unit, student, force=True, create=True)
+    report(f"autograde {unit}/{notebook} for {student}", out)
+    failed = failure_reasons(out.get("log", ""))
+    entries = {}
+    for submitted in sorted((root / "submitted").glob(f"{student}/{unit}/{notebook}")):
+        who = submitted.parent.parent.name
+        graded = root / "autograded" / who / unit / notebook
+        if graded.exists():
+            status = "cell timeout" if had_cell_timeout(graded) else "graded"
+        else:
+            status = failed.get(str(submitted.parent.resolve()), classify(out.get("error", "")))
+        entries[who] = {"status": status, "scores": scores(api, unit, who, stem)}
+        if status != "graded":
+            entries[who]["log"] = (out.get("error", "") + out.get("log", ""))[-4000:]
+    return entries
 
 
 def report(what: str, out: dict) -> None:

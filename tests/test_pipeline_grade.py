@@ -9,7 +9,7 @@ import zipfile
 import pytest
 from pipeline_fixture import FIXTURE, FIXTURE_COURSE, UNIT
 
-from course import demo, grade, notebooks, submissions
+from course import demo, grade, notebooks, release, submissions
 from course.layout import Course
 
 
@@ -103,3 +103,40 @@ def test_a_zipped_class_is_unpacked_even_inside_one_top_folder(tmp_path):
 def test_missing_submissions_folder_is_a_clear_error(tmp_path):
     with pytest.raises(ValueError, match="no submissions folder or zip"):
         grade.grade(Course(tmp_path, tmp_path), tmp_path / "nowhere")
+
+
+SITECUSTOMIZE = """import os, sys
+if "-f" in sys.argv:  # an ipykernel being launched with its connection file
+    for token in sorted(os.listdir(os.environ["KERNEL_START_FAILURES"])):
+        try:
+            os.remove(os.path.join(os.environ["KERNEL_START_FAILURES"], token))
+        except FileNotFoundError:
+            continue
+        os._exit(1)
+"""
+
+
+def test_a_kernel_that_fails_to_start_is_retried_then_reported(tmp_path, monkeypatch):
+    """Five kernel starts fail: logsumexp.ipynb fails its three attempts, softmax.ipynb is graded on its third."""
+    hook, tokens = tmp_path / "hook", tmp_path / "tokens"
+    hook.mkdir()
+    tokens.mkdir()
+    (hook / "sitecustomize.py").write_text(SITECUSTOMIZE)
+    for i in range(5):
+        (tokens / str(i)).touch()
+    course = Course(tmp_path / "course", FIXTURE_COURSE.wrong)
+    shutil.copytree(FIXTURE / "source", course.source)
+    release.build(FIXTURE_COURSE, [UNIT], tmp_path / "release")
+    submissions.write_student(
+        tmp_path / "release" / UNIT, FIXTURE / "source" / UNIT, tmp_path / "class" / "fay" / UNIT, {}
+    )
+    monkeypatch.setenv("KERNEL_START_FAILURES", str(tokens))
+    monkeypatch.setenv("PYTHONPATH", str(hook))
+    (fay,) = grade.grade(course, tmp_path / "class", timeout=300)
+    assert (fay.status, fay.score) == (
+        "kernel failed to start (logsumexp.ipynb)",
+        points(FIXTURE / "source" / UNIT / "softmax.ipynb"),
+    )
+    assert "内核未能启动" in fay.status_bilingual()
+    assert not list(tokens.iterdir())
+    assert (course.autograded / "grading.log").read_text().count("kernel failed to start (attempt") == 5
