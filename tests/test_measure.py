@@ -1,6 +1,9 @@
 """utils.measure: timing, peak memory and sweeps (CPU paths; the CUDA paths run under `-m gpu`)."""
 
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import pytest
 import torch
@@ -8,7 +11,14 @@ import torch
 import utils
 from utils.attention.naive import naive_attention
 from utils.grading import random_qkv
-from utils.measure import attention_flops, peak_memory_bytes, sweep, time_ms
+from utils.measure import (
+    attention_flops,
+    compare_ms,
+    exclusive_file_lock,
+    peak_memory_bytes,
+    sweep,
+    time_ms,
+)
 
 
 def test_time_ms_is_median_of_the_calls():
@@ -27,6 +37,55 @@ def test_time_ms_is_median_of_the_calls():
 def test_time_ms_rejects_zero_repeats():
     with pytest.raises(ValueError, match="repeats"):
         time_ms(lambda: None, repeats=0)
+
+
+def test_compare_ms_times_the_functions_in_turns_round_by_round():
+    calls = []
+
+    def slow():
+        calls.append("slow")
+        time.sleep(0.004)
+
+    def fast():
+        calls.append("fast")
+
+    per_round = compare_ms({"slow": slow, "fast": fast}, rounds=3, warmup=2, repeats=4)
+    assert calls[:4] == ["slow", "slow", "fast", "fast"]  # warm-up of each, before any timing
+    one_round = ["slow"] * 5 + ["fast"] * 5  # one untimed call then four timed ones, for each in turn
+    assert calls[4:] == one_round * 3
+    assert [len(times) for times in per_round.values()] == [3, 3]
+    assert all(s >= 3.5 and f < s for s, f in zip(per_round["slow"], per_round["fast"], strict=True))
+
+
+def test_compare_ms_rejects_zero_rounds():
+    with pytest.raises(ValueError, match="rounds"):
+        compare_ms({"f": lambda: None}, rounds=0)
+
+
+def test_exclusive_file_lock_makes_another_process_wait(tmp_path):
+    lock, released = tmp_path / "gpu.lock", tmp_path / "released"
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys, time, pathlib\n"
+            "from utils.measure import exclusive_file_lock\n"
+            "with exclusive_file_lock(pathlib.Path(sys.argv[1])):\n"
+            "    print('held', flush=True)\n"
+            "    time.sleep(1.0)\n"
+            "    pathlib.Path(sys.argv[2]).write_text(str(time.time()))\n",
+            str(lock),
+            str(released),
+        ],
+        cwd=Path(utils.__file__).parent.parent,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert any(line.strip() == "held" for line in iter(holder.stdout.readline, ""))  # after utils' banner
+    with exclusive_file_lock(lock):
+        acquired = time.time()
+    holder.wait(timeout=60)
+    assert released.exists() and acquired >= float(released.read_text())
 
 
 @pytest.mark.skipif(utils.mode().is_gpu, reason="CPU meaning of peak_memory_bytes")

@@ -15,6 +15,8 @@ absolute tolerance scales with the largest reference entry.
 
 from __future__ import annotations
 
+import statistics
+
 import torch
 
 import utils
@@ -28,7 +30,7 @@ from utils.grading import (
     reference_gradients,
     saved_tensors,
 )
-from utils.measure import attention_flops, time_ms
+from utils.measure import attention_flops, compare_ms
 from utils.messages import bilingual
 from utils.runtime import device, interpreter
 from utils.triton_checks import ATTENTION_OPS, count_launches, forbid_torch_ops, require_launches
@@ -54,8 +56,9 @@ _GPU_HIDDEN += [(1, 16384, 16384, 64, F16), (1, 16384, 16384, 128, BF16)]
 
 # Performance (GPU only; the notebook's `test_performance` cell, 1 point, marked GPU-only): forward and
 # forward+backward at B·H = 16, N = 4096, d = 64, float16, not causal; each must reach PERF_FRACTION_OF_SDPA
-# of torch SDPA's throughput on the same inputs, measured in the same run (median of _PERF_REPEATS timed
-# calls after _PERF_WARMUP untimed ones). Both are checked: the backward is 2.5x the forward's work, so a
+# of torch SDPA's throughput on the same inputs, measured in the same run: _PERF_ROUNDS rounds, each timing
+# _PERF_REPEATS calls of the student's kernels then of SDPA's under a GPU lock that other graders' timings
+# wait for (`utils.measure.compare_ms`); the ratio is the median of the per-round ratios. Both are checked: the backward is 2.5x the forward's work, so a
 # pathological forward hides in the forward+backward figure (a forward 3x too slow costs the total only
 # about 1.5x), and a slow backward shows in forward+backward.
 # Calibration (H100, torch 2.11, Triton 3.6, `pytest -m gpu tests/test_unit08_gpu_only.py -s`): the unit's
@@ -68,7 +71,7 @@ _GPU_HIDDEN += [(1, 16384, 16384, 64, F16), (1, 16384, 16384, 128, BF16)]
 # the H100 was measured).
 PERF_SHAPE = (16, 4096, 4096, 64, F16)
 PERF_FRACTION_OF_SDPA = 0.15
-_PERF_WARMUP, _PERF_REPEATS = 5, 20
+_PERF_WARMUP, _PERF_ROUNDS, _PERF_REPEATS = 5, 5, 10
 CPU_PERFORMANCE_NOTE = bilingual(
     "性能只在 GPU 上评分：本单元格在这里得 0 分（解释器中无法测量速度）；教师会在 GPU 上评分",
     "performance is only graded on a GPU: 0 points here (speed cannot be measured in the interpreter); "
@@ -207,12 +210,9 @@ def memory(module) -> str:
     return line
 
 
-def _tflops(flops: float, fn) -> float:
-    return flops / time_ms(fn, warmup=_PERF_WARMUP, repeats=_PERF_REPEATS) / 1e9
-
-
 def measure_performance(module) -> dict[str, dict[str, float]]:
-    """{"forward" | "forward+backward": {"student": TFLOP/s, "sdpa": TFLOP/s}} at PERF_SHAPE on this GPU."""
+    """{"forward" | "forward+backward": {"student", "sdpa": median TFLOP/s, "ratio": median per-round
+    student/SDPA throughput}} at PERF_SHAPE on this GPU (see `utils.measure.compare_ms`)."""
     b, n_q, n_k, d, dtype = PERF_SHAPE
     q, k, v = random_qkv(b, n_q, n_k, d, dtype=dtype, device=device())
     grad_out = torch.randn_like(q)
@@ -233,7 +233,10 @@ def measure_performance(module) -> dict[str, dict[str, float]]:
     results = {}
     for what, fns in runs.items():
         flops = attention_flops(b, n_q, n_k, d, is_causal=False, backward=what != "forward")
-        results[what] = {name: _tflops(flops, fn) for name, fn in fns.items()}
+        ms = compare_ms(fns, rounds=_PERF_ROUNDS, warmup=_PERF_WARMUP, repeats=_PERF_REPEATS)
+        results[what] = {name: flops / statistics.median(times) / 1e9 for name, times in ms.items()}
+        ratios = [s / t for s, t in zip(ms["sdpa"], ms["student"], strict=True)]
+        results[what]["ratio"] = statistics.median(ratios)
     return results
 
 
@@ -251,7 +254,7 @@ def performance(module) -> int | None:
     print(f"B={b}, N={n_q}, d={d}, float16, {utils.mode().name}")
     slow = []
     for what, result in measure_performance(module).items():
-        ratio = result["student"] / result["sdpa"]
+        ratio = result["ratio"]
         zh_what = {"forward": "前向", "forward+backward": "前向+反向"}[what]
         print(
             bilingual(

@@ -16,11 +16,15 @@ Typical use in a notebook:
 
 from __future__ import annotations
 
+import contextlib
 import gc
+import os
 import statistics
 import sys
+import tempfile
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
 
 import torch
 from tqdm import tqdm
@@ -73,6 +77,65 @@ def time_ms(fn: Callable[[], object], warmup: int = 3, repeats: int = 10) -> flo
             fn()
             samples.append((time.perf_counter() - begin) * 1e3)
     return statistics.median(samples)
+
+
+@contextlib.contextmanager
+def exclusive_file_lock(path: Path) -> Iterator[None]:
+    """Hold an exclusive lock on the file `path` (created if missing); other processes asking for it wait.
+
+    The operating system releases it when the holder exits, even by a crash. A no-op where `fcntl` is
+    missing (Windows).
+    """
+    try:
+        import fcntl
+    except ImportError:
+        yield
+        return
+    with open(path, "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+@contextlib.contextmanager
+def timing_lock() -> Iterator[None]:
+    """While held, no other process of this course times work on this GPU (a no-op on the CPU).
+
+    Concurrent graders on one GPU (`python -m course grade --jobs N`) would otherwise time their
+    performance cells on top of each other.
+    """
+    if not _on_gpu():
+        yield
+        return
+    user = os.getuid() if hasattr(os, "getuid") else os.getlogin()
+    name = f"flash-course-timing-{user}-cuda{torch.cuda.current_device()}.lock"
+    with exclusive_file_lock(Path(tempfile.gettempdir()) / name):
+        yield
+
+
+def compare_ms(
+    fns: dict[str, Callable[[], object]], rounds: int = 5, warmup: int = 3, repeats: int = 10
+) -> dict[str, list[float]]:
+    """{name: per-round median run time in ms} of several functions timed in turns.
+
+    All warm up first (compiling, outside the lock); then each round times every function, one after the
+    other, under `timing_lock`, so a change of the machine's load between rounds affects all alike: compare
+    them round by round (e.g. the median of per-round ratios).
+    """
+    if rounds < 1:
+        raise ValueError(f"rounds must be >= 1, got {rounds}")
+    for fn in fns.values():
+        for _ in range(warmup):
+            fn()
+    _synchronize()
+    per_round = {name: [] for name in fns}
+    for _ in range(rounds):
+        with timing_lock():
+            for name, fn in fns.items():
+                per_round[name].append(time_ms(fn, warmup=1, repeats=repeats))
+    return per_round
 
 
 def peak_memory_bytes(fn: Callable[[], object]) -> int:
