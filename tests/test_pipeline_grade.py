@@ -81,9 +81,9 @@ def test_originals_are_untouched(graded):
 
 def test_regrading_is_idempotent_and_an_endless_loop_times_out(graded):
     out, first, _, second, *_ = graded
-    assert {s: (r.score, r.status) for s, r in second.items() if s in first} == {
-        s: (r.score, r.status) for s, r in first.items()
-    }
+    changed = [s for s, r in first.items() if (r.score, r.status) != (second[s].score, second[s].status)]
+    log = (out / "autograded" / "grading.log").read_text().split("######## ")
+    assert not changed, [part[-4000:] for part in log if part.split("/")[0] in changed]  # nbgrader's account
     erin = second["erin_loops"]
     assert erin.status == "cell timeout (logsumexp.ipynb)"
     assert erin.score == points(FIXTURE / "source" / UNIT / "softmax.ipynb")
