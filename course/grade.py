@@ -69,9 +69,7 @@ def default_timeout() -> int:
 
 
 def max_points(path: Path) -> float:
-    return float(
-        sum(notebooks.meta(c).get("points", 0) for c in notebooks.test_cells(notebooks.read(path)).values())
-    )
+    return float(sum(notebooks.graded_points(notebooks.read(path)).values()))
 
 
 def class_folder(submissions: Path, scratch: Path) -> Path:

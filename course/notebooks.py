@@ -49,9 +49,15 @@ def is_gpu_only(cell) -> bool:
     return bool(course_meta(cell).get("gpu_only", False))
 
 
+def graded_points(nb, gpu_only: bool = False) -> dict[str, float]:
+    """{grade_id: points} of the test cells (with `gpu_only`, of those marked GPU-only)."""
+    cells = test_cells(nb).items()
+    return {gid: float(meta(c).get("points", 0)) for gid, c in cells if is_gpu_only(c) or not gpu_only}
+
+
 def gpu_only_tests(nb) -> dict[str, float]:
     """{grade_id: points} of the test cells marked GPU-only."""
-    return {gid: float(meta(c).get("points", 0)) for gid, c in test_cells(nb).items() if is_gpu_only(c)}
+    return graded_points(nb, gpu_only=True)
 
 
 def solution_cells(nb) -> dict[str, nbformat.NotebookNode]:

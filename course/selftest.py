@@ -179,8 +179,7 @@ def run(
 
 
 def points(course: Course, unit: str, nb_name: str) -> dict[str, float]:
-    tests = notebooks.test_cells(notebooks.read(course.source / unit / nb_name))
-    return {gid: float(notebooks.meta(cell).get("points", 0)) for gid, cell in tests.items()}
+    return notebooks.graded_points(notebooks.read(course.source / unit / nb_name))
 
 
 def skipped(course: Course, unit: str, nb_name: str) -> frozenset[str]:
