@@ -12,6 +12,7 @@ import os
 import shutil
 import tempfile
 import threading
+import time
 import zipfile
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
@@ -208,8 +209,25 @@ def print_table(rows: list[Row]) -> None:
         print("  ".join(cell.ljust(width) for cell, width in zip(line, widths, strict=False)).rstrip())
 
 
+def place_submission(source: Path, target: Path) -> None:
+    """Make `target` a copy of `source` without ever leaving neither: the new copy is complete before the old
+    one is removed, and a folder that already is the target is left alone (grading submitted/ in place)."""
+    if source.resolve() == target.resolve():
+        return
+    incoming = target.with_name(f".{target.name}.incoming")
+    outgoing = target.with_name(f".{target.name}.outgoing")
+    for leftover in (incoming, outgoing):
+        shutil.rmtree(leftover, ignore_errors=True)
+    shutil.copytree(source, incoming)
+    if target.exists():
+        target.rename(outgoing)
+    incoming.rename(target)
+    shutil.rmtree(outgoing, ignore_errors=True)
+
+
 def copy_class(course: Course, submissions: Path) -> list[tuple[str, str]]:
-    """Copy the class's known units into submitted/ (originals untouched); every (student, unit) found."""
+    """Copy the class's known units into submitted/ (originals untouched; submitted/ itself is graded in
+    place); every (student, unit) found."""
     with tempfile.TemporaryDirectory(prefix="course-class-") as tmp:
         folder = class_folder(submissions.resolve(), Path(tmp))
         pairs = find_pairs(folder)
@@ -223,9 +241,21 @@ def copy_class(course: Course, submissions: Path) -> list[tuple[str, str]]:
         known = set(course.units())
         for student, unit in pairs:
             if unit in known:
-                shutil.rmtree(course.submitted / student / unit, ignore_errors=True)
-                shutil.copytree(folder / student / unit, course.submitted / student / unit)
+                place_submission(folder / student / unit, course.submitted / student / unit)
     return pairs
+
+
+def back_up_gradebook(course: Course, keep: int = 20) -> Path | None:
+    """Copy the gradebook to `gradebook_backups/` before a grading run writes it; the `keep` newest stay."""
+    if not course.gradebook.exists():
+        return None
+    folder = course.root / "gradebook_backups"
+    folder.mkdir(exist_ok=True)
+    backup = folder / f"gradebook-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.db"
+    shutil.copy2(course.gradebook, backup)
+    for old in sorted(folder.glob("gradebook-*.db"))[:-keep]:
+        old.unlink()
+    return backup
 
 
 def grade(
@@ -235,6 +265,7 @@ def grade(
     if jobs is not None and jobs < 1:
         raise ValueError(bilingual(f"--jobs 至少为 1，收到 {jobs}", f"--jobs must be at least 1, got {jobs}"))
     timeout = timeout or default_timeout()
+    back_up_gradebook(course)
     pairs = copy_class(course, submissions)
     known = set(course.units())
     graded_pairs = [(student, unit) for student, unit in pairs if unit in known]

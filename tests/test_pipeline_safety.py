@@ -1,0 +1,101 @@
+"""Grading never loses a submission: submitted/ is graded in place, a run killed half-way leaves every
+submission intact and a rerun completes, and the gradebook is backed up before each run."""
+
+import hashlib
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from pipeline_fixture import FIXTURE, FIXTURE_COURSE, UNIT
+
+from course import ROOT, grade, release, submissions
+from course.layout import Course
+
+
+def digest(folder: Path) -> dict[str, str]:
+    files = (p for p in folder.rglob("*") if p.is_file())
+    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest() for p in files}
+
+
+def fixture_course(root: Path, students: list[str]) -> Course:
+    """A copy of the fixture course whose submitted/ holds correct submissions of `students`."""
+    course = Course(root, FIXTURE_COURSE.wrong)
+    shutil.copytree(FIXTURE / "source", course.source)
+    release.build(FIXTURE_COURSE, [UNIT], course.release)
+    for student in students:
+        submissions.write_student(course.release / UNIT, course.source / UNIT, course.submitted / student / UNIT, {})
+    return course
+
+
+def test_copying_submitted_onto_itself_keeps_every_file(tmp_path):
+    course = fixture_course(tmp_path / "course", ["alice", "bob"])
+    before = digest(course.submitted)
+    assert grade.copy_class(course, course.submitted) == [("alice", UNIT), ("bob", UNIT)]
+    assert digest(course.submitted) == before
+
+
+def test_a_new_copy_replaces_the_old_one_completely(tmp_path):
+    course = fixture_course(tmp_path / "course", ["alice"])
+    (course.submitted / "alice" / UNIT / "stale.txt").write_text("from an earlier collection")
+    incoming = tmp_path / "class"
+    shutil.copytree(course.submitted, incoming)
+    (incoming / "alice" / UNIT / "stale.txt").unlink()
+    grade.copy_class(course, incoming)
+    assert digest(course.submitted) == digest(incoming)
+    assert not list(course.submitted.rglob(".*incoming")) and not list(course.submitted.rglob(".*outgoing"))
+
+
+def test_the_gradebook_is_backed_up_before_a_run(tmp_path):
+    course = fixture_course(tmp_path / "course", [])
+    assert grade.back_up_gradebook(course) is None  # nothing to back up yet
+    course.gradebook.write_bytes(b"grades")
+    backup = grade.back_up_gradebook(course)
+    assert backup.read_bytes() == b"grades" and backup.parent == course.root / "gradebook_backups"
+
+
+GRADE_IN_PLACE = """
+import sys
+from pathlib import Path
+from course import grade
+from course.layout import Course
+course = Course(Path(sys.argv[1]), Path(sys.argv[2]))
+rows = grade.grade(course, course.submitted, timeout=300, jobs=1)
+print("SCORES", sorted((r.student, r.score, r.status) for r in rows))
+"""
+
+
+def run_grading(course: Course) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "-c", GRADE_IN_PLACE, str(course.root), str(course.wrong)],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
+
+
+def test_grading_killed_half_way_loses_nothing_and_a_rerun_completes(tmp_path):
+    students = ["alice", "bob", "carol"]
+    course = fixture_course(tmp_path / "course", students)
+    before = digest(course.submitted)
+    first = run_grading(course)
+    log = course.autograded / "grading.log"
+    deadline = time.monotonic() + 240
+    while time.monotonic() < deadline and "########" not in (log.read_text() if log.exists() else ""):
+        time.sleep(0.5)  # wait until the first student's unit is graded: the run is under way
+    assert first.poll() is None, first.communicate()[0]
+    os.killpg(first.pid, signal.SIGKILL)
+    first.wait()
+    assert digest(course.submitted) == before
+    second = run_grading(course)
+    out, _ = second.communicate(timeout=600)
+    assert second.returncode == 0, out
+    full = sum(grade.max_points(p) for p in (course.source / UNIT).glob("*.ipynb"))
+    assert f"SCORES {sorted((s, full, 'graded') for s in students)}" in out
+    assert digest(course.submitted) == before
+    assert list((course.root / "gradebook_backups").glob("gradebook-*.db"))  # the rerun backed up the first's
