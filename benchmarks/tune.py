@@ -6,7 +6,7 @@ timed on the paper grid's shapes (B·N = 16k tokens, H·d = 2048). The backward 
 the whole backward pass with the other kernel's config held fixed: the difference between two configs
 is the difference of the kernel being tuned. Output:
 
-- `utils/attention/tuned/<gpu>.json`: the fastest config per key, which `triton_configs` then uses;
+- `course/reference/tuned/<gpu>.json`: the fastest config per key, which `triton_configs` then uses;
 - `<out>/tuning.json`: every candidate's time, for the written account in benchmarks/README.md
   (`tuning_failures.json`: configs that did not compile or run).
 Re-running for some head dims or element sizes replaces only those keys in both files.
@@ -33,8 +33,8 @@ import triton
 from tqdm import tqdm
 
 import utils
-from utils.attention import flash_triton
-from utils.attention import triton_configs as configs
+from course.reference import flash_triton
+from course.reference import triton_configs as configs
 from utils.measure import attention_flops
 from utils.messages import bilingual
 

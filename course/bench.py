@@ -74,8 +74,8 @@ def add_tune_parser(subparsers) -> None:
         "tune",
         help=bilingual("为本 GPU 调优内核配置", "tune the kernels' tile configs for this GPU"),
         description=bilingual(
-            "计时 triton_configs.SEARCH_SPACE 的每个配置，把最快的写入 utils/attention/tuned/<gpu>.json",
-            "time every config of triton_configs.SEARCH_SPACE; write the fastest to utils/attention/tuned/<gpu>.json",
+            "计时 triton_configs.SEARCH_SPACE 的每个配置，把最快的写入 course/reference/tuned/<gpu>.json",
+            "time every config of triton_configs.SEARCH_SPACE; write the fastest to course/reference/tuned/<gpu>.json",
         ),
     )
     parser.add_argument(

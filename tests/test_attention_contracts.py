@@ -4,9 +4,9 @@ import pytest
 import torch
 
 import utils
-from utils import FlashAttentionPyTorch, FlashAttentionTriton, flash_attention, naive_attention
-from utils.attention import flash_triton
-from utils.attention import triton_configs as configs
+from course.reference import FlashAttentionPyTorch, FlashAttentionTriton, flash_attention, flash_triton
+from course.reference import triton_configs as configs
+from utils import naive_attention
 from utils.grading import assert_no_quadratic_tensor, random_qkv
 
 FUNCTIONS = {"pytorch": FlashAttentionPyTorch, "triton": FlashAttentionTriton}

@@ -7,7 +7,7 @@ import torch
 from attention_checks import Tolerance, check_forward_backward
 
 import utils
-from utils import FlashAttentionPyTorch, FlashAttentionTriton
+from course.reference import FlashAttentionPyTorch, FlashAttentionTriton
 from utils.grading import random_qkv
 
 pytestmark = pytest.mark.gpu

@@ -7,8 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import utils
-from utils import FlashAttentionPyTorch, FlashAttentionTriton, flash_attention
-from utils.attention.flash_pytorch import tiled_backward, tiled_forward
+from course.reference import FlashAttentionPyTorch, FlashAttentionTriton, flash_attention
+from course.reference.flash_pytorch import tiled_backward, tiled_forward
 from utils.grading import check_saved_contract, random_qkv, reference_attention, reference_gradients
 
 IMPLEMENTATIONS = {"pytorch": FlashAttentionPyTorch.apply, "triton": FlashAttentionTriton.apply}

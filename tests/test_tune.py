@@ -11,8 +11,8 @@ import pytest
 import torch
 
 from benchmarks import tune
-from utils.attention import flash_triton
-from utils.attention import triton_configs as configs
+from course.reference import flash_triton
+from course.reference import triton_configs as configs
 
 GPU = "Fake GPU 80GB"
 BROKEN = configs.KernelConfig(128, 128, 8, 4)

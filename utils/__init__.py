@@ -10,22 +10,14 @@ from utils.messages import route_warnings_to_stdout
 MODE = _runtime.configure()
 route_warnings_to_stdout()
 
-from utils.attention import (  # noqa: E402
-    FlashAttentionPyTorch,
-    FlashAttentionTriton,
-    flash_attention,
-    naive_attention,
-)
+from utils.attention import naive_attention  # noqa: E402
 from utils.messages import bilingual  # noqa: E402
 from utils.runtime import device, interpreter, mode  # noqa: E402
 
 __all__ = [
     "MODE",
-    "FlashAttentionPyTorch",
-    "FlashAttentionTriton",
     "bilingual",
     "device",
-    "flash_attention",
     "interpreter",
     "mode",
     "naive_attention",

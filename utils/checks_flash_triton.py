@@ -20,6 +20,7 @@ import statistics
 import torch
 
 import utils
+from utils.attention import course_kernels
 from utils.grading import (
     assert_close,
     assert_no_quadratic_tensor,
@@ -78,7 +79,11 @@ CPU_PERFORMANCE_NOTE = bilingual(
     "your instructor grades on a GPU",
 )
 
-_UTILS_SHORTCUTS = ((utils, "flash_attention"), (utils, "naive_attention"))
+
+def _shortcuts() -> list[tuple[object, str]]:
+    """What graded code may not call: naive attention and, where installed, the course's reference."""
+    reference = course_kernels()
+    return [(utils, "naive_attention"), *([(reference, "flash_attention")] if reference else [])]
 
 
 def _cases(hidden: bool) -> tuple[str, list]:
@@ -100,7 +105,7 @@ def _describe(case, is_causal: bool) -> tuple[str, str]:
 def _forward(module, q, k, v, is_causal: bool, what: str):
     """Run the student's forward with all guards on; return O."""
     with (
-        forbid_shortcuts(*_UTILS_SHORTCUTS),
+        forbid_shortcuts(*_shortcuts()),
         count_launches(module) as launches,
         forbid_torch_ops(ATTENTION_OPS, what),
     ):
@@ -155,7 +160,7 @@ def backward(module, is_causal: bool = False, hidden: bool = False) -> str:
         out = _forward(module, q, k, v, is_causal, what)
         # Δ = rowsum(dO ∘ O) may be computed with torch (mul, sum); matrix products and exp may not.
         with (
-            forbid_shortcuts(*_UTILS_SHORTCUTS),
+            forbid_shortcuts(*_shortcuts()),
             count_launches(module) as launches,
             forbid_torch_ops(ATTENTION_OPS, what),
         ):

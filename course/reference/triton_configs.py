@@ -18,7 +18,7 @@ from functools import cache
 from pathlib import Path
 
 import torch
-import triton  # `utils/__init__.py` has already chosen GPU or interpreter: parents import first
+import triton  # `course.reference` imported utils first, which chose GPU or interpreter
 
 
 @dataclass(frozen=True)

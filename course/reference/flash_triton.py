@@ -14,9 +14,9 @@ import contextlib
 import torch
 import triton
 
+from course.reference import triton_configs as configs
+from course.reference.triton_kernels import dkdv_kernel, dq_kernel, forward_kernel, preprocess_kernel
 from utils import runtime
-from utils.attention import triton_configs as configs
-from utils.attention.triton_kernels import dkdv_kernel, dq_kernel, forward_kernel, preprocess_kernel
 from utils.attention.validate import SUPPORTED_HEAD_DIMS, check_qkv, default_scale
 from utils.messages import bilingual
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from utils.attention.flash_pytorch import FlashAttentionPyTorch
-from utils.attention.flash_triton import FlashAttentionTriton
+from course.reference.flash_pytorch import FlashAttentionPyTorch
+from course.reference.flash_triton import FlashAttentionTriton
 from utils.attention.naive import naive_attention
 from utils.messages import bilingual
 
