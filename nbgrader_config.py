@@ -44,6 +44,19 @@ _default_timeout = 120 if _on_gpu_box() else 600
 c.Execute.timeout = int(os.environ.get("FLASH_COURSE_CELL_TIMEOUT", _default_timeout))
 c.Execute.interrupt_on_timeout = True
 
+# The judge decides every judged test cell's points after the notebook ran, outside the student's code
+# (course/judge). Named as strings: nbconvert imports them when autograding starts, before any kernel runs.
+c.Autograde.autograde_preprocessors = [
+    "nbgrader.preprocessors.Execute",
+    "nbgrader.preprocessors.IgnorePattern",
+    "course.judge.preprocessor.Judge",
+    "nbconvert.preprocessors.ClearMetadataPreprocessor",
+    "nbgrader.preprocessors.LimitOutput",
+    "nbgrader.preprocessors.SaveAutoGrades",
+    "nbgrader.preprocessors.AssignLatePenalties",
+    "nbgrader.preprocessors.CheckCellMetadata",
+]
+
 # nbgrader scores a test cell 0 if it wrote anything to stderr: drop stderr that only carries harmless noise
 # (warnings, progress bars, the kernel's start-up log; see course/noise.py).
 c.IgnorePattern.pattern = HARMLESS_STDERR

@@ -35,7 +35,16 @@ def build_parser() -> argparse.ArgumentParser:
         "--timeout", type=float, help="每个学生每个单元的时限（秒）/ wall-clock seconds per student and unit"
     )
     add_jobs_option(grade)
-    grade.set_defaults(run=lambda args: _grade().main(args.submissions, args.timeout, args.jobs))
+    grade.add_argument(
+        "--no-sandbox",
+        action="store_true",
+        help="不在沙箱中运行学生代码（成绩表会注明）/ run students' code without the sandbox (the grades CSV says so)",
+    )
+    grade.set_defaults(
+        run=lambda args: _grade().main(
+            args.submissions, args.timeout, args.jobs, sandbox="none" if args.no_sandbox else "auto"
+        )
+    )
 
     selftest = sub.add_parser("selftest", help="验证评分能区分对错 / prove the graders discriminate")
     selftest.add_argument("units", nargs="*", metavar="UNIT", help="单元（默认全部）/ units (default: all)")
@@ -43,7 +52,14 @@ def build_parser() -> argparse.ArgumentParser:
     selftest.add_argument(
         "--timeout", type=float, help="每个假学生的时限（秒）/ wall-clock seconds per fake student"
     )
-    selftest.set_defaults(run=lambda args: _selftest().main(args.units, args.jobs, args.timeout))
+    selftest.add_argument(
+        "--red-team",
+        action="store_true",
+        help="也运行 course/redteam 中的攻击 / also run the attacks in course/redteam",
+    )
+    selftest.set_defaults(
+        run=lambda args: _selftest().main(args.units, args.jobs, args.timeout, red_team=args.red_team)
+    )
 
     demo = sub.add_parser("demo", help="发布并为示例班级评分 / release and grade the sample class")
     demo.add_argument(

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import os
+import secrets
 import shutil
 import tempfile
 import threading
@@ -47,6 +48,8 @@ class Row:
     max_score: float
     score: float = 0.0
     problems: dict[str, str] = field(default_factory=dict)  # notebook -> status other than "graded"
+    flags: list[str] = field(default_factory=list)  # why the judge flagged it for review
+    sandboxes: set[str] = field(default_factory=set)  # where the judge ran the student's code
 
     @property
     def status(self) -> str:
@@ -120,8 +123,30 @@ def cpu_count() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
+@dataclass(frozen=True)
+class Round:
+    """The settings of one grading run: the seeds' salt and the sandbox asked for."""
+
+    salt: str = ""
+    sandbox: str = "auto"
+
+
+def grading_salt(course: Course) -> str:
+    """The course's grading-round salt (`.grading_salt`, made once): a regrade sees the same hidden inputs."""
+    path = course.root / ".grading_salt"
+    if not path.exists():
+        path.write_text(secrets.token_hex(16), encoding="utf-8")
+    return path.read_text(encoding="utf-8").strip()
+
+
 def grade_pair(
-    course: Course, student: str, unit: str, timeout: float, scratch: Path, threads: int | None = None
+    course: Course,
+    student: str,
+    unit: str,
+    timeout: float,
+    scratch: Path,
+    threads: int | None = None,
+    settings: Round = Round(),
 ) -> Row:
     """Grade one student's unit against a private copy of the gradebook, `scratch/gradebook.db`."""
     source = course.source / unit
@@ -139,6 +164,9 @@ def grade_pair(
         "notebooks": present,
         "feedback": True,
         "gradebook": str(scratch / "gradebook.db"),
+        "salt": settings.salt,
+        "sandbox": settings.sandbox,
+        "judge_reports": str(scratch / "judge"),
     }
     results, timed_out = run_job(request, timeout, scratch / "grading.log", threads)
     for nb in present:
@@ -147,20 +175,30 @@ def grade_pair(
             row.problems[nb] = "timeout" if timed_out else "error"
             continue
         row.score += sum(score for score, _ in entry["scores"].values())
+        judged = entry.get("judge") or {}
+        row.flags += [f"{nb}: {reason}" for reason in judged.get("reasons", [])]
+        if judged:
+            row.sandboxes.add(judged["sandbox"])
         if entry["status"] != "graded":
             row.problems[nb] = entry["status"]
     return row
 
 
 def grade_pairs(
-    course: Course, pairs: list[tuple[str, str]], folders: list[Path], timeout: float, jobs: int, log: Path
+    course: Course,
+    pairs: list[tuple[str, str]],
+    folders: list[Path],
+    timeout: float,
+    jobs: int,
+    log: Path,
+    settings: Round = Round(),
 ) -> list[Row]:
     """Grade the pairs, `jobs` at a time, each in its scratch folder; rows come back in the order of `pairs`."""
     log_lock = threading.Lock()
     threads = max(1, cpu_count() // jobs)  # torch's CPU threads per job: concurrent jobs share the cores
 
     def one(student: str, unit: str, folder: Path) -> Row:
-        row = grade_pair(course, student, unit, timeout, folder, threads)
+        row = grade_pair(course, student, unit, timeout, folder, threads, settings)
         with log_lock, log.open("a", encoding="utf-8") as out:
             out.write(f"######## {student}/{unit}\n{(folder / 'grading.log').read_text(encoding='utf-8')}")
         return row
@@ -196,9 +234,24 @@ def merge_gradebooks(course: Course, rows: list[Row], folders: list[Path], log: 
 def write_csv(rows: list[Row], path: Path) -> None:
     with path.open("w", newline="", encoding="utf-8") as f:
         writer = csv.writer(f)
-        writer.writerow(["student_id", "unit", "score", "max_score", "status"])
+        writer.writerow(
+            ["student_id", "unit", "score", "max_score", "status", "flagged", "flag_reasons", "sandbox"]
+        )
         for row in rows:
-            writer.writerow([row.student, row.unit, f"{row.score:g}", f"{row.max_score:g}", row.status])
+            flagged = "yes" if row.flags else ""
+            sandbox = "+".join(sorted(row.sandboxes))
+            writer.writerow(
+                [
+                    row.student,
+                    row.unit,
+                    f"{row.score:g}",
+                    f"{row.max_score:g}",
+                    row.status,
+                    flagged,
+                    " | ".join(row.flags),
+                    sandbox,
+                ]
+            )
 
 
 def print_table(rows: list[Row]) -> None:
@@ -259,7 +312,11 @@ def back_up_gradebook(course: Course, keep: int = 20) -> Path | None:
 
 
 def grade(
-    course: Course, submissions: Path, timeout: float | None = None, jobs: int | None = None
+    course: Course,
+    submissions: Path,
+    timeout: float | None = None,
+    jobs: int | None = None,
+    sandbox: str = "auto",
 ) -> list[Row]:
     """Copy the class into submitted/, autograde every (student, unit), write grades.csv and feedback."""
     if jobs is not None and jobs < 1:
@@ -282,7 +339,8 @@ def grade(
         print(bilingual(f"同时评分 {jobs} 份", f"grading {jobs} at a time"))
         with tempfile.TemporaryDirectory(prefix="course-grade-") as tmp:
             folders = [Path(tmp) / f"pair{i}" for i in range(len(graded_pairs))]
-            rows = grade_pairs(course, graded_pairs, folders, timeout, jobs, log)
+            settings = Round(grading_salt(course), sandbox)
+            rows = grade_pairs(course, graded_pairs, folders, timeout, jobs, log, settings)
             merge_gradebooks(course, rows, folders, log)
         graded = {(row.student, row.unit): row for row in rows}
     rows = [graded.get(pair) or Row(*pair, 0.0, problems={"": "unknown unit"}) for pair in pairs]
@@ -316,9 +374,13 @@ def gpu_only_note(course: Course, rows: list[Row]) -> str | None:
 
 
 def main(
-    submissions: str, timeout: float | None = None, jobs: int | None = None, course: Course = COURSE
+    submissions: str,
+    timeout: float | None = None,
+    jobs: int | None = None,
+    course: Course = COURSE,
+    sandbox: str = "auto",
 ) -> int:
-    rows = grade(course, Path(submissions), timeout, jobs)
+    rows = grade(course, Path(submissions), timeout, jobs, sandbox)
     print_table(rows)
     if note := gpu_only_note(course, rows):
         print(note)

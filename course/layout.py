@@ -41,6 +41,16 @@ class Course:
         """nbgrader's database (its default `sqlite:///<root>/gradebook.db`)."""
         return self.root / "gradebook.db"
 
+    @property
+    def variants(self) -> Path:
+        """Legitimate variants of the solution cells, beside the wrong implementations."""
+        return self.wrong.parent / "variants"
+
+    @property
+    def redteam(self) -> Path:
+        """Red-team attacks on the grader, beside the wrong implementations."""
+        return self.wrong.parent / "redteam"
+
     def units(self) -> list[str]:
         """Every unit: a folder of `source/` holding at least one notebook."""
         if not self.source.is_dir():

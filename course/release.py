@@ -90,7 +90,8 @@ def find_leaks(source_dir: Path, release_dir: Path, instructor_files: list[Path]
 
 
 def instructor_files(course: Course) -> list[Path]:
-    return [p for folder in (course.wrong, SAMPLE_CLASS) if folder.is_dir() for p in folder.rglob("*")]
+    folders = (course.wrong, course.variants, course.redteam, SAMPLE_CLASS)
+    return [p for folder in folders if folder.is_dir() for p in folder.rglob("*")]
 
 
 def build(course: Course, units: list[str], out: Path) -> None:

@@ -1,8 +1,11 @@
 """`python -m course selftest [UNIT…]`: prove that the graders discriminate.
 
 For every unit: the source notebooks (reference solutions) must score full marks, the untouched release
-(stubs) must score 0 on every test cell, and every wrong implementation in `course/wrong/<unit>/` must lose
-points on each test cell it names. Each graded exercise needs at least three wrong implementations.
+(stubs) must score 0 on every test cell, every wrong implementation in `course/wrong/<unit>/` must lose
+points on each test cell it names, and every legitimate variant in `course/variants/<unit>/` must keep full
+marks. Each graded exercise needs at least three wrong implementations, and five variants where the unit has
+a variants folder. With `--red-team`, every attack in `course/redteam/<unit>/` must earn no more than its caps
+(its honest score) and be flagged (or not) as its header says.
 
 Test cells marked GPU-only (`notebooks.is_gpu_only`) are skipped without a GPU: there they must score 0 for
 every case, the solution included, and they are left out of the full-marks check. On a GPU they are graded
@@ -29,6 +32,7 @@ from course.runner import run_job
 from utils.messages import bilingual
 
 MIN_WRONG = 3
+MIN_VARIANTS = 5
 
 
 @dataclass
@@ -38,9 +42,10 @@ class Case:
     unit: str
     notebook: str
     student: str
-    kind: str  # "solution", "stubs" or "wrong"
+    kind: str  # "solution", "variant", "stubs", "wrong" or "redteam"
     submission: object  # the notebook to hand in
     must_fail: tuple[str, ...] = ()
+    attack: wrong.WrongImpl | None = None  # a red-team case's caps and flag
     result: dict = field(default_factory=dict)  # {"status": …, "scores": {grade_id: [score, max]}}
 
     def verdict(self, tests: dict[str, float], skipped: frozenset[str] = frozenset()) -> str | None:
@@ -52,7 +57,9 @@ class Case:
         scored_skipped = [g for g in sorted(skipped) if scores.get(g, [0.0])[0] > 0]
         if scored_skipped:
             return f"GPU-only cells score without a GPU: {scored_skipped}"
-        if self.kind == "solution":
+        if self.kind == "redteam":
+            return self.attack_verdict(scores)
+        if self.kind in ("solution", "variant"):
             short = [g for g, pts in tests.items() if g not in skipped and scores.get(g, [0.0])[0] < pts]
             if status != "graded" or short:
                 return f"{status}; not full marks: {short}" if short else status
@@ -66,9 +73,25 @@ class Case:
                 return f"does not lose points on {kept} ({status})"
         return None
 
+    def attack_verdict(self, scores: dict) -> str | None:
+        over = [
+            f"{g} {scores[g][0]:g} > {cap:g}"
+            for g, cap in self.attack.caps.items()
+            if scores.get(g, [0.0])[0] > cap
+        ]
+        if over:
+            return f"earns more than its honest score: {', '.join(over)}"
+        flagged = bool((self.result.get("judge") or {}).get("flagged"))
+        if self.attack.flagged is not None and flagged != self.attack.flagged:
+            return "not flagged" if self.attack.flagged else "flagged without reason"
+        return None
 
-def static_problems(course: Course, unit: str, impls: list[wrong.WrongImpl]) -> list[str]:
-    """Header mistakes in wrong implementations, and exercises with fewer than MIN_WRONG of them."""
+
+def static_problems(
+    course: Course, unit: str, impls: list[wrong.WrongImpl], variants: list[wrong.WrongImpl] = ()
+) -> list[str]:
+    """Header mistakes, exercises with fewer than MIN_WRONG wrong implementations, and (where the unit has a
+    variants folder) fewer than MIN_VARIANTS variants."""
     problems = []
     sources = {nb: notebooks.read(course.source / unit / nb) for nb in course.notebooks(unit)}
     for impl in impls:
@@ -81,6 +104,11 @@ def static_problems(course: Course, unit: str, impls: list[wrong.WrongImpl]) -> 
         unknown = [g for g in impl.must_fail if g not in notebooks.test_cells(nb)]
         if unknown:
             problems.append(f"{impl.path.name}: {unknown} are not test cells of {impl.notebook}")
+    for impl in variants:
+        if impl.notebook not in sources or impl.replaces not in notebooks.solution_cells(
+            sources[impl.notebook]
+        ):
+            problems.append(f"{impl.path.name}: {impl.replaces} is not a solution cell of {impl.notebook}")
     for name, nb in sources.items():
         tests = notebooks.test_cells(nb)
         for index, cell in enumerate(nb.cells):
@@ -92,10 +120,27 @@ def static_problems(course: Course, unit: str, impls: list[wrong.WrongImpl]) -> 
                 problems.append(
                     f"{unit}/{name}: exercise {gid} has {count} wrong implementations (< {MIN_WRONG})"
                 )
+            count = sum(1 for i in variants if i.notebook == name and i.replaces == gid)
+            if (course.variants / unit).is_dir() and count < MIN_VARIANTS:
+                problems.append(f"{unit}/{name}: exercise {gid} has {count} variants (< {MIN_VARIANTS})")
     return problems
 
 
-def cases_for(course: Course, unit: str, release_root: Path, impls: list[wrong.WrongImpl]) -> list[Case]:
+def replaced(source, impl: wrong.WrongImpl):
+    """The source notebook with one solution cell replaced (and any test cells the attack deletes removed)."""
+    changed = notebooks.with_cell(source, impl.replaces, impl.body)
+    changed.cells = [c for c in changed.cells if notebooks.meta(c).get("grade_id") not in impl.delete]
+    return changed
+
+
+def cases_for(
+    course: Course,
+    unit: str,
+    release_root: Path,
+    impls: list[wrong.WrongImpl],
+    extra: list[wrong.WrongImpl] = (),
+) -> list[Case]:
+    """The unit's cases: solution, stubs, each wrong implementation, and each variant or attack in `extra`."""
     cases = []
     for nb_name in course.notebooks(unit):
         source = notebooks.read(course.source / unit / nb_name)
@@ -103,8 +148,15 @@ def cases_for(course: Course, unit: str, release_root: Path, impls: list[wrong.W
         cases.append(Case(unit, nb_name, "stubs", "stubs", notebooks.read(release_root / unit / nb_name)))
         for impl in impls:
             if impl.notebook == nb_name and impl.replaces in notebooks.solution_cells(source):
-                changed = notebooks.with_cell(source, impl.replaces, impl.body)
-                cases.append(Case(unit, nb_name, f"wrong-{impl.name}", "wrong", changed, impl.must_fail))
+                cases.append(
+                    Case(unit, nb_name, f"wrong-{impl.name}", "wrong", replaced(source, impl), impl.must_fail)
+                )
+        for impl in extra:
+            if impl.notebook == nb_name and impl.replaces in notebooks.solution_cells(source):
+                kind = "redteam" if impl.caps is not None else "variant"
+                cases.append(
+                    Case(unit, nb_name, f"{kind}-{impl.name}", kind, replaced(source, impl), attack=impl)
+                )
     return cases
 
 
@@ -151,7 +203,7 @@ def split_groups(cases: list[Case], jobs: int) -> list[list[Case]]:
 
 
 def run(
-    course: Course, units: list[str], jobs: int = 2, timeout: float | None = None
+    course: Course, units: list[str], jobs: int = 2, timeout: float | None = None, red_team: bool = False
 ) -> tuple[list[Case], list[str]]:
     """Every case graded, and every problem found (empty when the graders discriminate as they should)."""
     timeout = timeout or grade.default_timeout()
@@ -161,8 +213,10 @@ def run(
         release.build(course, units, scratch / "release")
         for unit in units:
             impls = wrong.load(course.wrong / unit)
-            problems += static_problems(course, unit, impls)
-            cases += cases_for(course, unit, scratch / "release", impls)
+            variants = wrong.load(course.variants / unit, "variant")
+            attacks = wrong.load(course.redteam / unit, "redteam") if red_team else []
+            problems += static_problems(course, unit, impls, variants)
+            cases += cases_for(course, unit, scratch / "release", impls, [*variants, *attacks])
         slots: list[list[list[Case]]] = [[] for _ in range(max(1, jobs))]
         for group in sorted(split_groups(cases, jobs), key=len, reverse=True):
             min(slots, key=lambda s: sum(map(len, s))).append(group)
@@ -225,11 +279,15 @@ def report(course: Course, cases: list[Case], problems: list[str]) -> int:
 
 
 def main(
-    names: list[str] | None, jobs: int = 2, timeout: float | None = None, course: Course = COURSE
+    names: list[str] | None,
+    jobs: int = 2,
+    timeout: float | None = None,
+    course: Course = COURSE,
+    red_team: bool = False,
 ) -> int:
     units = course.select(names)
     if not units:
         print(bilingual("source/ 中还没有单元", "no units in source/ yet"))
         return 0
-    cases, problems = run(course, units, jobs, timeout)
+    cases, problems = run(course, units, jobs, timeout, red_team)
     return 1 if report(course, cases, problems) else 0

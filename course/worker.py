@@ -27,8 +27,9 @@ START_ATTEMPTS = 3
 START_FAILURES = ("Kernel died before replying to kernel_info", "Kernel didn't respond in")
 
 
-def make_api(root: str, **coursedir: str):
-    """An NbGraderAPI for the course root, configured by the course's nbgrader_config.py."""
+def make_api(root: str, judge: dict | None = None, **coursedir: str):
+    """An NbGraderAPI for the course root, configured by the course's nbgrader_config.py; `judge` sets the
+    judge's options (salt, sandbox, report_dir)."""
     # jsonschema imports rfc3987_syntax (if installed) only to check IRI formats, which notebooks never use;
     # building its grammars costs seconds in every worker.
     sys.modules.setdefault("rfc3987_syntax", None)
@@ -43,6 +44,8 @@ def make_api(root: str, **coursedir: str):
     config.CourseDirectory.root = root
     for key, value in coursedir.items():
         setattr(config.CourseDirectory, key, value)
+    for key, value in (judge or {}).items():
+        setattr(config.Judge, key, value)
     return NbGraderAPI(coursedir=CourseDirectory(config=config), config=config)
 
 
@@ -204,7 +207,13 @@ def autograde(request: dict, result_path: Path) -> None:
     """
     root, unit, student = Path(request["root"]), request["unit"], request["student"]
     private = {"db_url": gradebook_url(request["gradebook"])} if request.get("gradebook") else {}
-    api = make_api(str(root), **private)
+    reports = Path(request.get("judge_reports") or root / "autograded" / ".judge")
+    judge = {
+        "salt": request.get("salt", ""),
+        "sandbox": request.get("sandbox", "auto"),
+        "report_dir": str(reports),
+    }
+    api = make_api(str(root), judge, **private)
     if student != "*":
         reset(api, root, unit, student)
     results: dict[str, dict[str, dict]] = {}
@@ -215,6 +224,7 @@ def autograde(request: dict, result_path: Path) -> None:
                 break
             print(f"==== kernel failed to start (attempt {attempt} of {START_ATTEMPTS})", flush=True)
         for who, entry in entries.items():
+            entry["judge"] = record_judgement(api, reports, who, unit, notebook)
             results.setdefault(who, {})[notebook] = entry
         save(result_path, results)
     if request.get("feedback") and student != "*":
@@ -244,6 +254,26 @@ def grade_notebook(api, root: Path, unit: str, student: str, notebook: str) -> d
         if status != "graded":
             entries[who]["log"] = (out.get("error", "") + out.get("log", ""))[-4000:]
     return entries
+
+
+def record_judgement(api, reports: Path, student: str, unit: str, notebook: str) -> dict | None:
+    """The judge's summary of one graded notebook (None if it judged none); a flag goes into the gradebook."""
+    from nbgrader.api import Gradebook, MissingEntry
+
+    path = reports / f"{student}__{unit}__{notebook}"
+    summary = path.with_name(path.name + ".json")
+    if not summary.is_file():
+        return None
+    found = json.loads(summary.read_text(encoding="utf-8"))
+    summary.unlink()
+    if found.get("flagged"):
+        with Gradebook(api.coursedir.db_url, api.coursedir.course_id) as gb:
+            try:
+                gb.find_submission_notebook(notebook.removesuffix(".ipynb"), unit, student).flagged = True
+                gb.db.commit()
+            except MissingEntry:
+                pass
+    return found
 
 
 def report(what: str, out: dict) -> None:

@@ -1,4 +1,6 @@
-"""Wrong implementations for the selftest: `course/wrong/<unit>/<name>.py` (format in course/AUTHORING.md)."""
+"""Replacement cells for the selftest (format in course/AUTHORING.md): wrong implementations
+(`course/wrong/<unit>/`, must lose points), legitimate variants (`course/variants/<unit>/`, must keep full marks)
+and red-team attacks (`course/redteam/<unit>/`, may earn no more than their caps)."""
 
 from __future__ import annotations
 
@@ -19,14 +21,28 @@ class WrongImpl:
     replaces: str
     must_fail: tuple[str, ...]
     body: str
+    caps: dict[str, float] | None = None  # red team: the most each test cell may earn
+    flagged: bool | None = None  # red team: whether the judge must flag the submission
+    delete: tuple[str, ...] = ()  # red team: test cells removed from the submitted notebook
 
     @property
     def name(self) -> str:
         return self.path.stem
 
 
-def parse(path: Path) -> WrongImpl:
-    """Read one wrong-implementation file; a clear error names the file and the missing header."""
+REQUIRED = {
+    "wrong": ("notebook", "replaces", "must-fail"),
+    "variant": ("notebook", "replaces"),
+    "redteam": ("notebook", "replaces", "caps"),
+}
+
+
+def _names(value: str) -> tuple[str, ...]:
+    return tuple(name.strip() for name in value.split(",") if name.strip())
+
+
+def parse(path: Path, kind: str = "wrong") -> WrongImpl:
+    """Read one replacement-cell file; a clear error names the file and the missing header."""
     fields, body = {}, []
     for line in path.read_text(encoding="utf-8").splitlines():
         if line.startswith(HEADER) and ":" in line and not body:
@@ -34,7 +50,7 @@ def parse(path: Path) -> WrongImpl:
             fields[key.strip()] = value.strip()
         elif body or not line.startswith("#"):
             body.append(line)
-    missing = [key for key in ("notebook", "replaces", "must-fail") if not fields.get(key)]
+    missing = [key for key in REQUIRED[kind] if not fields.get(key)]
     if missing:
         raise ValueError(
             bilingual(
@@ -42,10 +58,24 @@ def parse(path: Path) -> WrongImpl:
                 f"{path}: missing header line(s) {', '.join(HEADER + m for m in missing)}",
             )
         )
-    must_fail = tuple(name.strip() for name in fields["must-fail"].split(",") if name.strip())
-    return WrongImpl(path, fields["notebook"], fields["replaces"], must_fail, "\n".join(body).strip("\n"))
+    caps = None
+    if "caps" in fields:
+        caps = {
+            gid.strip(): float(value) for gid, _, value in (c.partition("=") for c in _names(fields["caps"]))
+        }
+    flagged = {"yes": True, "no": False}.get(fields.get("flagged", "").lower())
+    return WrongImpl(
+        path,
+        fields["notebook"],
+        fields["replaces"],
+        _names(fields.get("must-fail", "")),
+        "\n".join(body).strip("\n"),
+        caps,
+        flagged,
+        _names(fields.get("delete", "")),
+    )
 
 
-def load(folder: Path) -> list[WrongImpl]:
-    """Every wrong implementation in `folder`, sorted by file name (none when it does not exist)."""
-    return [parse(path) for path in sorted(folder.glob("*.py"))]
+def load(folder: Path, kind: str = "wrong") -> list[WrongImpl]:
+    """Every replacement cell of `kind` in `folder`, sorted by file name (none when it does not exist)."""
+    return [parse(path, kind) for path in sorted(folder.glob("*.py"))]

@@ -76,7 +76,7 @@ def _literal(value) -> bool:
     return False
 
 
-def _kept_statements(source: str, filename: str) -> list[tuple[ast.stmt, str]]:
+def kept_statements(source: str, filename: str) -> list[tuple[ast.stmt, str]]:
     """Top-level imports, definitions and assignments of one cell (with decorators), and their text."""
     tree = ast.parse(source, filename=filename)
     lines = source.splitlines(keepends=True)
@@ -187,7 +187,7 @@ def module_source(objects, namespace: dict | None = None) -> str:
         if filename in files:
             continue
         files.append(filename)
-        statements += _kept_statements("".join(linecache.getlines(filename)), filename)
+        statements += kept_statements("".join(linecache.getlines(filename)), filename)
         chosen, undefined = _select(statements)
         for name in sorted(undefined - set(preamble)):
             value = namespace.get(name)
@@ -291,10 +291,10 @@ def _load_student_module(path: str) -> types.ModuleType:
     return module
 
 
-def _student_frames(error: BaseException) -> str:
-    """The traceback lines that point into the student's code (where to look)."""
+def student_frames(error: BaseException) -> str:
+    """The traceback lines that point into the student's code (where to look), indented."""
     frames = [f for f in traceback.extract_tb(error.__traceback__) if MODULE_NAME in f.filename]
-    return "".join(traceback.format_list(frames[-3:]))
+    return textwrap.indent("".join(traceback.format_list(frames[-3:])), "  ")
 
 
 def _child(module_path: str, check: str, kwargs_json: str, result_path: str) -> None:
@@ -307,7 +307,7 @@ def _child(module_path: str, check: str, kwargs_json: str, result_path: str) -> 
         result = {"ok": True, "value": value}
     except Exception as error:  # every failure becomes a graded AssertionError in the parent
         message = str(error) if isinstance(error, AssertionError) else f"{type(error).__name__}: {error}"
-        result = {"ok": False, "error": message, "where": textwrap.indent(_student_frames(error), "  ")}
+        result = {"ok": False, "error": message, "where": student_frames(error)}
     sys.stdout.flush()
     Path(result_path).write_text(json.dumps(result), encoding="utf-8")
 

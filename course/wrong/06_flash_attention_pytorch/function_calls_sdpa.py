@@ -1,6 +1,6 @@
 # selftest-notebook: flash_attention_pytorch.ipynb
 # selftest-replaces: fa_function
-# selftest-must-fail: test_autograd_function, test_memory
+# selftest-must-fail: test_autograd_function
 # Mistake: returns torch's scaled_dot_product_attention output from forward.
 # 错误：forward 返回 torch 的 scaled_dot_product_attention 结果。
 class FlashAttentionPyTorch(torch.autograd.Function):

@@ -1,0 +1,218 @@
+"""The judge's end of the sandboxed child (`utils.judged_run`): send inputs, wait, read outputs as plain data.
+
+A call that crashes the child or runs past its time fails alone: the child is killed and the next call
+starts a fresh one. Nothing the child writes is executed: answers are JSON, tensors raw bytes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import torch
+
+from course.judge import sandbox
+from utils import tensor_files
+from utils.messages import bilingual
+
+ANSWER_LIMIT = 1 << 20  # bytes of one call's JSON answer
+
+
+class CallFailed(AssertionError):
+    """The student's code raised, crashed, timed out or returned something unreadable."""
+
+
+@dataclass
+class Answer:
+    """What one call returned: its result (tensors, tuples, plain values) and what the child measured."""
+
+    result: object
+    grads: list | None = None
+    saved: list | None = None
+    largest: dict = field(default_factory=dict)
+    peak_memory_bytes: int | None = None
+    seconds: float = 0.0
+
+
+class Opaque:
+    """A returned object that is neither a tensor, a tuple nor a plain value (only its type name is known)."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"<{self.name}>"
+
+
+def decode(node, tensors: dict[str, torch.Tensor]):
+    if not isinstance(node, dict):
+        raise ValueError("malformed answer")
+    if "tensor" in node:
+        return tensors[node["tensor"]]
+    if "tuple" in node:
+        return tuple(decode(item, tensors) for item in node["tuple"])
+    if "value" in node:
+        return node["value"]
+    return Opaque(str(node.get("repr", "?")))
+
+
+def read_plain(path: Path, limit: int) -> bytes:
+    """The bytes of a regular file written by the child (never through a link, at most `limit`)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    try:
+        data = os.read(fd, limit + 1)
+    finally:
+        os.close(fd)
+    if len(data) > limit:
+        raise ValueError("answer too large")
+    return data
+
+
+class Child:
+    """A sandboxed `utils.judged_run` process over one student module, restarted after a crash or timeout."""
+
+    def __init__(self, module_source: str, settings: dict, mechanism: str, extra_hidden: list[Path] = ()):
+        self.work = sandbox.workspace()
+        (self.work / "in").mkdir()
+        (self.work / "student_code.py").write_text(module_source, encoding="utf-8")
+        self.settings, self.mechanism, self.extra_hidden = settings, mechanism, list(extra_hidden)
+        self.process: subprocess.Popen | None = None
+        self.calls = 0
+
+    def start(self) -> None:
+        read_end, write_end = os.pipe()
+        argv, env = sandbox.command(
+            [sys.executable, "-m", "utils.judged_run", str(self.work), str(write_end)],
+            self.work,
+            self.mechanism,
+            self.extra_hidden,
+        )
+        self.log = open(self.work / "child.log", "ab")  # noqa: SIM115 (closed in stop)
+        self.process = subprocess.Popen(
+            argv,
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+            pass_fds=(write_end,),
+            start_new_session=True,
+        )
+        os.close(write_end)
+        self.reply, self.pending, self.answered = read_end, b"", set()
+        self.send(self.settings)
+
+    def send(self, message: dict) -> None:
+        self.process.stdin.write((json.dumps(message) + "\n").encode())
+        self.process.stdin.flush()
+
+    def stop(self) -> None:
+        if self.process is not None:
+            if self.process.poll() is None:
+                os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait()
+            os.close(self.reply)
+            self.log.close()
+        self.process = None
+
+    def close(self) -> None:
+        self.stop()
+        shutil.rmtree(self.work, ignore_errors=True)
+
+    def log_tail(self, lines: int = 8) -> str:
+        text = (self.work / "child.log").read_text(encoding="utf-8", errors="replace")
+        return "\n".join(text.strip().splitlines()[-lines:])
+
+    def wait_for(self, call_id: int, timeout: float) -> str:
+        """ "done", "timeout" or "crashed": how waiting for the child's answer to `call_id` ended."""
+        deadline = time.monotonic() + timeout
+        while str(call_id).encode() not in self.answered:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return "timeout"
+            ready, _, _ = select.select([self.reply], [], [], left)
+            if not ready:
+                continue
+            chunk = os.read(self.reply, 4096)
+            if not chunk:
+                return "crashed"
+            *lines, self.pending = (self.pending + chunk).split(b"\n")
+            self.answered.update(lines)
+        return "done"
+
+    def call(
+        self, target: str, *args, grad: torch.Tensor | None = None, requires_grad=(), timeout: float = 120
+    ) -> Answer:
+        """Run `target(*args)` (a dotted name in the student's module) in the child; raise CallFailed if it
+        fails. With `grad`, also backpropagate it from the first output and return the gradients of the
+        arguments at the `requires_grad` positions and the tensors saved for backward."""
+        if self.process is None:
+            self.start()
+        self.calls += 1
+        call_id, tensors, specs = self.calls, {}, []
+        for i, arg in enumerate(args):
+            if isinstance(arg, torch.Tensor):
+                tensors[f"a{i}"] = arg
+                specs.append({"tensor": f"a{i}"})
+            else:
+                specs.append({"value": arg})
+        if grad is not None:
+            tensors["grad"] = grad
+        tensor_files.save(tensors, self.work / "in" / str(call_id))
+        request = {"id": call_id, "target": target, "args": specs, "requires_grad": list(requires_grad)}
+        request["grad"] = "grad" if grad is not None else None
+        try:
+            self.send(request)
+        except BrokenPipeError:
+            pass  # the child died at start-up: reported below as a crash
+        how = self.wait_for(call_id, timeout)
+        if how != "done":
+            code = self.process.poll()
+            self.stop()
+            if how == "timeout":
+                raise CallFailed(
+                    bilingual(f"{target} 超时（{timeout:g} 秒）", f"{target} timed out (after {timeout:g} s)")
+                )
+            raise CallFailed(
+                bilingual(
+                    f"{target} 使进程崩溃（退出码 {code}）",
+                    f"{target} crashed the process (exit code {code})",
+                )
+                + "\n"
+                + self.log_tail()
+            )
+        return self.read_answer(call_id, target)
+
+    def read_answer(self, call_id: int, target: str) -> Answer:
+        out = self.work / "out" / str(call_id)
+        try:
+            answer = json.loads(read_plain(out.with_suffix(".answer"), ANSWER_LIMIT))
+            if not answer.get("ok"):
+                where = str(answer.get("where", ""))
+                raise CallFailed(f"{str(answer.get('error', ''))[:3000]}\n{where[:3000]}".rstrip())
+            tensors = tensor_files.load(out)
+            return Answer(
+                result=decode(answer["result"], tensors),
+                grads=[decode(g, tensors) for g in answer["grads"]]
+                if answer.get("grads") is not None
+                else None,
+                saved=decode(answer["saved"], tensors) if answer.get("saved") is not None else None,
+                largest=dict(answer.get("largest") or {}),
+                peak_memory_bytes=answer.get("peak_memory_bytes"),
+                seconds=float(answer.get("seconds", 0.0)),
+            )
+        except CallFailed:
+            raise
+        except (OSError, ValueError, KeyError, TypeError) as error:
+            raise CallFailed(
+                bilingual(
+                    f"{target} 的输出无法读取：{error}", f"the output of {target} is unreadable: {error}"
+                )
+            ) from None

@@ -1,0 +1,144 @@
+"""The judge inside `nbgrader autograde`: after the notebook ran, it decides every judged test cell's points.
+
+Placed after `Execute` in `Autograde.autograde_preprocessors` (nbgrader_config.py). For a notebook that has a
+unit judge (`course.judge.units`), it builds the student's module from the solution cells, scans it, runs it
+in a sandboxed child on seeded inputs, compares with float64 references here, and replaces each judged test
+cell's outputs by its report: nothing more for full marks, the points as the cell's value for partial
+credit, an error for zero (nbgrader's own rule). What the notebook's kernel printed or raised in that cell
+(the visible self-check) is kept as one line of the report, never as the grade. The summary of each notebook
+(seeds, sandbox, flags) goes to `report_dir` for `course grade`.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import nbformat
+from nbgrader.preprocessors import NbGraderPreprocessor
+from traitlets import Bool, Unicode
+
+import utils
+from course.judge import sandbox, units
+from course.judge.child import Child
+from course.judge.core import Unit, judge_cell, seed_for
+from course.judge.student_code import module_source, scan
+from utils.messages import bilingual
+
+FLAG_SELFCHECK = "self-check passed in the notebook but failed when judged"
+
+
+def kernel_summary(cell) -> tuple[bool, str]:
+    """(passed, one line) of what the notebook's kernel showed in the test cell (its visible self-check)."""
+    errors = [o for o in cell.get("outputs", []) if o.get("output_type") == "error"]
+    if errors:
+        return False, bilingual("笔记本中的自检：失败", "self-check in the notebook: failed") + (
+            f" ({errors[0].get('ename', '')}: {str(errors[0].get('evalue', ''))[:200]})"
+        )
+    return True, bilingual("笔记本中的自检：通过", "self-check in the notebook: passed")
+
+
+def stream(text: str):
+    return nbformat.v4.new_output("stream", name="stdout", text=text + "\n")
+
+
+def verdict_outputs(report: str, score: float, points: float) -> list:
+    """Outputs that make nbgrader score the cell `score` of `points`."""
+    outputs = [stream(report)]
+    if score >= points:
+        return outputs
+    if score > 0:
+        return [
+            *outputs,
+            nbformat.v4.new_output("execute_result", data={"text/plain": f"{score:g}"}, execution_count=None),
+        ]
+    evalue = bilingual("评审未通过任何性质", "the judge found no property that holds")
+    return [
+        *outputs,
+        nbformat.v4.new_output("error", ename="JudgeFailure", evalue=evalue, traceback=[evalue]),
+    ]
+
+
+def points_of(cell) -> float:
+    return float(cell.metadata["nbgrader"].get("points", 0))
+
+
+class Judge(NbGraderPreprocessor):
+    """Judge every test cell that the notebook's unit judge knows, outside the student's code."""
+
+    enabled = Bool(True).tag(config=True)
+    sandbox = Unicode("auto", help="'auto', 'namespaces' (required) or 'none' (no sandbox)").tag(config=True)
+    salt = Unicode("", help="grading-round salt of the seeds").tag(config=True)
+    report_dir = Unicode("", help="folder for each judged notebook's summary (JSON)").tag(config=True)
+
+    def preprocess(self, nb, resources):
+        info = resources.get("nbgrader", {})
+        unit = units.UNITS.get(f"{info.get('notebook', '')}.ipynb")
+        if unit is None:
+            return nb, resources
+        started = time.monotonic()
+        summary = judge_notebook(nb, unit, info.get("student", ""), self.salt, self.sandbox)
+        summary.update(
+            student=info.get("student", ""),
+            unit=info.get("assignment", ""),
+            notebook=unit.notebook,
+            seconds=round(time.monotonic() - started, 1),
+        )
+        if self.report_dir:
+            folder = Path(self.report_dir)
+            folder.mkdir(parents=True, exist_ok=True)
+            name = f"{summary['student']}__{summary['unit']}__{unit.notebook}.json"
+            (folder / name).write_text(json.dumps(summary, ensure_ascii=False, indent=1), encoding="utf-8")
+        return nb, resources
+
+
+def judge_notebook(nb, unit: Unit, student: str, salt: str, requested_sandbox: str) -> dict:
+    """Judge the notebook's cells in place; return the summary (scores, seeds, sandbox, flags)."""
+    mechanism, _ = sandbox.choose(requested_sandbox)
+    source = module_source(nb, unit.student_cells, unit.preamble)
+    findings = scan(source, unit.banned)
+    uses_library = [f for f in findings if f.kind == "attention"]
+    reasons = [str(f) for f in findings]
+    on_gpu = utils.mode().is_gpu
+    settings = {"banned": unit.banned, "ban_fused_attention": True}
+    child = Child(source, settings, mechanism)
+    scores, seeds = {}, {}
+    try:
+        for cell in nb.cells:
+            grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+            if grade_id not in unit.cells or not cell.metadata["nbgrader"].get("grade"):
+                continue
+            judge = unit.cells[grade_id]
+            seeds[grade_id] = seed_for(salt, student, unit.notebook, grade_id)
+            kernel_passed, kernel_line = kernel_summary(cell)
+            points = points_of(cell)
+            if uses_library:
+                score = 0.0
+                report = "\n".join(
+                    [
+                        bilingual(
+                            "评审：调用了库或课程的注意力实现，不得分",
+                            "judge: calls library or course attention; no credit",
+                        )
+                    ]
+                    + [f"  {f}" for f in uses_library]
+                )
+            else:
+                judgement = judge_cell(judge, child, seeds[grade_id], on_gpu)
+                score = round(points * judgement.share(), 2)
+                report = judgement.report(points, score)
+                if kernel_passed and judge.selfcheck and not judgement.passed(judge.selfcheck):
+                    reasons.append(f"{grade_id}: {FLAG_SELFCHECK}")
+            header = f"{kernel_line}\n{bilingual('种子', 'seed')} {seeds[grade_id]} · sandbox {mechanism}"
+            cell.outputs = verdict_outputs(f"{header}\n{report}", score, points)
+            scores[grade_id] = [score, points]
+    finally:
+        child.close()
+    return {
+        "scores": scores,
+        "seeds": seeds,
+        "sandbox": mechanism,
+        "flagged": bool(reasons),
+        "reasons": reasons,
+    }

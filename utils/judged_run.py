@@ -1,0 +1,194 @@
+"""The child process the judge starts (in its sandbox) to run a student's code: it only computes.
+
+`python -m utils.judged_run WORKDIR FD` reads, on stdin, one JSON line of settings and then one JSON line per
+call; for each call it writes `WORKDIR/out/<id>.json` (+ tensors, `utils.tensor_files`) and answers
+`<id>` on file descriptor FD. Nothing here decides a grade: the judge, in another process that never
+imports the student's code, compares what was written with its own float64 references. Whatever the
+student's code does to this process can only change its own outputs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import importlib.util
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+MODULE_NAME = "student_code"
+FUSED_ATTENTION_OPS = ("scaled_dot_product", "_flash_attention", "_efficient_attention", "_cudnn_attention")
+FUSED_ATTENTION_FUNCTIONS = [
+    "torch.nn.functional:scaled_dot_product_attention",
+    "torch._C._nn:scaled_dot_product_attention",
+    "torch.nn.functional:multi_head_attention_forward",
+]
+
+
+def refuse(name: str):
+    from utils.messages import bilingual
+
+    def _raise(*args, **kwargs):
+        raise AssertionError(
+            bilingual(
+                f"不允许调用 {name}：请自己实现", f"calling {name} is not allowed: implement it yourself"
+            )
+        )
+
+    return _raise
+
+
+def ban(names: list[str]) -> None:
+    """Replace each "package.module:attribute" with a function that refuses, before the student's code loads
+    (so an alias taken at import time is the refusing one too)."""
+    for name in names:
+        module_name, _, attribute = name.partition(":")
+        with contextlib.suppress(ImportError, AttributeError):
+            owner = importlib.import_module(module_name)
+            if hasattr(owner, attribute):
+                setattr(owner, attribute, refuse(name.replace(":", ".")))
+
+
+def watcher(ban_fused: bool):
+    """A dispatch mode that records the largest tensor produced and refuses fused attention operators."""
+    from utils.grading import LargestTensor
+
+    class Watch(LargestTensor):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            if ban_fused and any(op in str(func) for op in FUSED_ATTENTION_OPS):
+                refuse(str(func))()
+            return super().__torch_dispatch__(func, types, args, kwargs)
+
+    return Watch()
+
+
+def load_student(path: Path):
+    spec = importlib.util.spec_from_file_location(MODULE_NAME, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[MODULE_NAME] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def describe(error: BaseException) -> dict:
+    """The error's message and the traceback lines inside the student's code."""
+    from utils.isolation import student_frames
+
+    message = str(error) if isinstance(error, AssertionError) else f"{type(error).__name__}: {error}"
+    return {"ok": False, "error": message[:3000], "where": student_frames(error)[:3000]}
+
+
+class Encoder:
+    """Turns a call's result into JSON plus a dict of tensors (moved to the CPU)."""
+
+    def __init__(self, prefix: str):
+        self.prefix, self.tensors = prefix, {}
+
+    def __call__(self, value):
+        import torch
+
+        if isinstance(value, torch.Tensor):
+            key = f"{self.prefix}{len(self.tensors)}"
+            self.tensors[key] = value.detach().to("cpu")
+            return {"tensor": key, "requires_grad": bool(value.requires_grad)}
+        if isinstance(value, tuple | list):
+            return {"tuple": [self(v) for v in value]}
+        if value is None or isinstance(value, bool | int | float | str):
+            return {"value": value}
+        return {"repr": type(value).__name__}
+
+
+def resolve(module, target: str):
+    value = module
+    for part in target.split("."):
+        value = getattr(value, part)
+    return value
+
+
+def run_call(module, request: dict, inputs: dict, settings: dict) -> tuple[dict, dict]:
+    """Run one call; return its JSON description and the tensors it produced."""
+    import torch
+
+    import utils
+
+    device = utils.device()
+    args = []
+    for i, arg in enumerate(request["args"]):
+        if "tensor" in arg:
+            tensor = inputs[arg["tensor"]].to(device)
+            args.append(tensor.requires_grad_(True) if i in request.get("requires_grad", []) else tensor)
+        else:
+            args.append(arg["value"])
+    grad = inputs[request["grad"]].to(device) if request.get("grad") else None
+    encode = Encoder("t")
+    target = resolve(module, request["target"])
+    watch = watcher(settings.get("ban_fused_attention", True))
+    if device.type == "cuda":
+        torch.cuda.synchronize()
+        torch.cuda.reset_peak_memory_stats()
+    baseline = torch.cuda.memory_allocated() if device.type == "cuda" else 0
+    start = time.perf_counter()
+    with watch:
+        result = target(*args)
+        saved = None
+        if grad is not None:
+            output = result[0] if isinstance(result, tuple | list) else result
+            if isinstance(output, torch.Tensor) and output.grad_fn is not None:
+                saved = [t for t in output.grad_fn.saved_tensors]
+            if not isinstance(output, torch.Tensor) or not output.requires_grad:
+                raise AssertionError(
+                    utils.bilingual(
+                        "输出不可求导（没有 grad_fn）", "the output is not differentiable (no grad_fn)"
+                    )
+                )
+            output.backward(grad)
+    if device.type == "cuda":
+        torch.cuda.synchronize()
+    answer = {
+        "ok": True,
+        "result": encode(result),
+        "seconds": time.perf_counter() - start,
+        "largest": {"numel": watch.numel, "shape": list(watch.shape), "bytes": watch.nbytes},
+    }
+    if device.type == "cuda":
+        answer["peak_memory_bytes"] = torch.cuda.max_memory_allocated() - baseline
+    if grad is not None:
+        answer["grads"] = [encode(args[i].grad) for i in request.get("requires_grad", [])]
+        answer["saved"] = encode(saved) if saved is not None else None
+    return answer, encode.tensors
+
+
+def main(workdir: str, reply_fd: str) -> None:
+    import utils  # noqa: F401  (decides between the GPU and Triton's interpreter before triton loads)
+    from utils import tensor_files
+
+    work = Path(workdir)
+    reply = os.fdopen(int(reply_fd), "w", buffering=1)
+    settings = json.loads(sys.stdin.readline())
+    fused = FUSED_ATTENTION_FUNCTIONS if settings.get("ban_fused_attention", True) else []
+    ban([*fused, *settings.get("banned", [])])
+    try:
+        module, failure = load_student(work / f"{MODULE_NAME}.py"), None
+    except BaseException as error:  # noqa: BLE001 (a broken module fails every call, with its message)
+        module, failure = None, describe(error)
+    for line in sys.stdin:
+        request = json.loads(line)
+        out = work / "out" / str(request["id"])
+        if failure is not None:
+            answer, tensors = failure, {}
+        else:
+            try:
+                inputs = tensor_files.load(work / "in" / str(request["id"]))
+                answer, tensors = run_call(module, request, inputs, settings)
+            except BaseException as error:  # noqa: BLE001 (SystemExit, KeyboardInterrupt too: the call failed)
+                answer, tensors = describe(error), {}
+        sys.stdout.flush()
+        tensor_files.save(tensors, out)
+        out.with_suffix(".answer").write_text(json.dumps(answer), encoding="utf-8")
+        reply.write(f"{request['id']}\n")
+
+
+if __name__ == "__main__":
+    main(*sys.argv[1:3])

@@ -1,0 +1,71 @@
+"""Tensors as plain data: one raw byte file plus a JSON header (shape, dtype, offset) — no pickle, no code.
+
+The judge and the sandboxed child that runs a student's code exchange tensors this way, so reading what
+the child wrote can never execute anything (unlike `torch.load`).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import torch
+
+DTYPES = {
+    str(dtype).removeprefix("torch."): dtype
+    for dtype in (
+        torch.float64,
+        torch.float32,
+        torch.float16,
+        torch.bfloat16,
+        torch.int64,
+        torch.int32,
+        torch.int16,
+        torch.int8,
+        torch.uint8,
+        torch.bool,
+    )
+}
+
+
+def save(tensors: dict[str, torch.Tensor], path: Path) -> None:
+    """Write `tensors` to `path` (raw bytes) and `path` + ".json" (the header)."""
+    header, offset = {}, 0
+    with open(path, "wb") as data:
+        for name, tensor in tensors.items():
+            flat = tensor.detach().to("cpu").contiguous().reshape(-1)
+            raw = flat.view(torch.uint8).numpy().tobytes() if flat.numel() else b""
+            dtype = str(flat.dtype).removeprefix("torch.")
+            header[name] = {"dtype": dtype, "shape": list(tensor.shape), "offset": offset, "bytes": len(raw)}
+            data.write(raw)
+            offset += len(raw)
+    Path(f"{path}.json").write_text(json.dumps(header), encoding="utf-8")
+
+
+def load(path: Path) -> dict[str, torch.Tensor]:
+    """Read what `save` wrote; a malformed file raises ValueError (never executes anything)."""
+    header = json.loads(Path(f"{path}.json").read_text(encoding="utf-8"))
+    raw = Path(path).read_bytes()
+    tensors = {}
+    for name, entry in header.items():
+        dtype = DTYPES.get(entry.get("dtype"))
+        shape = [int(n) for n in entry.get("shape", [])]
+        start, size = int(entry.get("offset", -1)), int(entry.get("bytes", -1))
+        numel = 1
+        for n in shape:
+            numel *= n
+        item = torch.empty((), dtype=dtype).element_size() if dtype is not None else 0
+        if (
+            dtype is None
+            or min(shape, default=0) < 0
+            or size != numel * item
+            or not 0 <= start <= len(raw) - size
+        ):
+            raise ValueError(f"malformed tensor entry {name!r}")
+        buffer = bytearray(raw[start : start + size])
+        flat = torch.frombuffer(buffer, dtype=torch.uint8) if size else torch.empty(0, dtype=torch.uint8)
+        tensors[name] = flat.view(dtype).reshape(shape) if size else torch.empty(shape, dtype=dtype)
+    return tensors
+
+
+__all__ = ["load", "save"]
