@@ -44,10 +44,11 @@ _default_timeout = 120 if _on_gpu_box() else 600
 c.Execute.timeout = int(os.environ.get("FLASH_COURSE_CELL_TIMEOUT", _default_timeout))
 c.Execute.interrupt_on_timeout = True
 
-# The judge decides every judged test cell's points after the notebook ran, outside the student's code
-# (course/judge). Named as strings: nbconvert imports them when autograding starts, before any kernel runs.
+# The notebook's kernel runs in the sandbox (course/judge/kernel.py), and the judge decides every judged test
+# cell's points after the notebook ran, outside the student's code (course/judge). Named as strings: nbconvert
+# imports them when autograding starts, before any kernel runs.
 c.Autograde.autograde_preprocessors = [
-    "nbgrader.preprocessors.Execute",
+    "course.judge.kernel.SandboxedExecute",
     "nbgrader.preprocessors.IgnorePattern",
     "course.judge.preprocessor.Judge",
     "nbconvert.preprocessors.ClearMetadataPreprocessor",

@@ -48,6 +48,7 @@ class Row:
     max_score: float
     score: float = 0.0
     problems: dict[str, str] = field(default_factory=dict)  # notebook -> status other than "graded"
+    cells: dict[str, float] = field(default_factory=dict)  # "notebook/grade_id" -> score
     flags: list[str] = field(default_factory=list)  # why the judge flagged it for review
     sandboxes: set[str] = field(default_factory=set)  # where the judge ran the student's code
 
@@ -175,6 +176,7 @@ def grade_pair(
             row.problems[nb] = "timeout" if timed_out else "error"
             continue
         row.score += sum(score for score, _ in entry["scores"].values())
+        row.cells.update({f"{nb}/{gid}": score for gid, (score, _) in entry["scores"].items()})
         judged = entry.get("judge") or {}
         row.flags += [f"{nb}: {reason}" for reason in judged.get("reasons", [])]
         if judged:

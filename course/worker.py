@@ -46,6 +46,8 @@ def make_api(root: str, judge: dict | None = None, **coursedir: str):
         setattr(config.CourseDirectory, key, value)
     for key, value in (judge or {}).items():
         setattr(config.Judge, key, value)
+    if judge and "sandbox" in judge:
+        config.SandboxedKernelManager.sandbox = judge["sandbox"]
     return NbGraderAPI(coursedir=CourseDirectory(config=config), config=config)
 
 

@@ -4,16 +4,25 @@ grades the bundled sample class (a correct, a partly wrong and a crashing studen
 GPU-only test cells (course/AUTHORING.md) earn nothing without a GPU, so the expected scores subtract their
 points when there is none; the amount comes from the notebooks' metadata."""
 
+import shutil
+
 import pytest
 
-from course import demo, notebooks, selftest
-from course.layout import COURSE
+from course import demo, grade, notebooks, selftest
+from course.judge import units as judged
+from course.layout import COURSE, Course
 
 
 @pytest.fixture(scope="module")
-def demo_rows(tmp_path_factory):
-    rows = demo.run(COURSE, tmp_path_factory.mktemp("demo") / "course")
-    return {(row.student, row.unit): row for row in rows}
+def demo_course(tmp_path_factory):
+    out = tmp_path_factory.mktemp("demo") / "course"
+    rows = demo.run(COURSE, out)
+    return out, {(row.student, row.unit): row for row in rows}
+
+
+@pytest.fixture(scope="module")
+def demo_rows(demo_course):
+    return demo_course[1]
 
 
 @pytest.fixture(scope="module")
@@ -82,3 +91,19 @@ def test_demo_crashing_student_gets_a_status_and_the_rest_is_graded(demo_rows):
     for unit in earlier:
         row = demo_rows[("carol_crash", unit)]
         assert row.status == "graded" and row.score == row.max_score - unearnable_here(unit), unit
+
+
+def test_a_regrade_of_judged_units_gives_every_cell_the_same_score(demo_course, tmp_path):
+    """Same submission, same score: the judge's inputs are seeded per (salt, student, notebook, cell)."""
+    out, first = demo_course
+    units = sorted({unit for unit in COURSE.units() for nb in COURSE.notebooks(unit) if nb in judged.UNITS})
+    assert units, "no unit is judged yet"
+    again_class = tmp_path / "class"
+    for student_folder in (out / "submissions").iterdir():
+        for unit in units:
+            shutil.copytree(student_folder / unit, again_class / student_folder.name / unit)
+    again = {(r.student, r.unit): r for r in grade.grade(Course(out, COURSE.wrong), again_class)}
+    assert again.keys() == {key for key in first if key[1] in units}
+    for key, row in again.items():
+        assert row.cells and row.cells == first[key].cells, key
+        assert row.sandboxes == first[key].sandboxes == {"namespaces"}, key  # CI: the sandbox was active

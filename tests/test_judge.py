@@ -220,3 +220,31 @@ def test_unit06_partial_credit_and_the_flag_for_a_self_check_that_lied():
     summary = judge(nb)  # no kernel ran, so every self-check "passed" in the notebook: a lie the judge flags
     assert summary["scores"]["test_forward"][0] == 0 and summary["flagged"]
     assert any("test_forward" in reason for reason in summary["reasons"])
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="namespaces are Linux's")
+def test_the_notebook_kernel_runs_in_the_sandbox_and_takes_its_processes_along(tmp_path):
+    import nbformat
+    from nbclient import NotebookClient
+
+    from course.judge.kernel import SandboxedKernelManager
+
+    marker = tmp_path / "outside.txt"
+    marker.write_text("grader's file")
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nb.cells = [
+        nbformat.v4.new_code_cell(
+            f"import os\nprint(os.getuid(), os.path.exists({str(ROOT / 'source')!r}), os.path.exists({str(marker)!r}))"
+        ),
+        nbformat.v4.new_code_cell("import subprocess\nsubprocess.Popen(['sleep', '313'])"),
+    ]
+    NotebookClient(
+        nb,
+        kernel_manager_class=SandboxedKernelManager,
+        timeout=120,
+        resources={"metadata": {"path": str(tmp_path)}},
+    ).execute()
+    assert nb.cells[0].outputs[0].text.split() == ["65534", "False", "False"]
+    leftover = subprocess.run(["pgrep", "-f", "sleep 313"], capture_output=True, text=True).stdout
+    assert leftover == "", "a process the kernel started outlived it"

@@ -27,7 +27,9 @@ def fixture_course(root: Path, students: list[str]) -> Course:
     shutil.copytree(FIXTURE / "source", course.source)
     release.build(FIXTURE_COURSE, [UNIT], course.release)
     for student in students:
-        submissions.write_student(course.release / UNIT, course.source / UNIT, course.submitted / student / UNIT, {})
+        submissions.write_student(
+            course.release / UNIT, course.source / UNIT, course.submitted / student / UNIT, {}
+        )
     return course
 
 

@@ -104,9 +104,10 @@ def workspace(prefix: str = "course-judge-") -> Path:
 
 
 def command(
-    argv: list[str], workdir: Path, mechanism: str, extra_hidden: list[Path] = ()
+    argv: list[str], workdir: Path, mechanism: str, extra_hidden: list[Path] = (), cwd: Path | None = None
 ) -> tuple[list[str], dict]:
-    """(command, environment) that runs `argv` in `workdir` under `mechanism`."""
+    """(command, environment) that runs `argv` under `mechanism` with the working copy `workdir`, in `cwd`
+    (default: the working copy)."""
     env = child_env(workdir, workdir / "home")
     if mechanism == "none":
         return argv, env
@@ -117,7 +118,7 @@ def command(
         "keep": [str(p) for p in kept_paths(hidden, workdir)],
         "argv": argv,
         "env": env,
-        "cwd": str(workdir),
+        "cwd": str(cwd or workdir),
         "privileged": privileged,
     }
     spec_path = workdir / "sandbox.json"

@@ -14,7 +14,7 @@ def flash_backward(Q, K, V, out, L, dO, is_causal=False):
     n_k = K.shape[-2]
     scale = d**-0.5
     compute = torch.promote_types(Q.dtype, torch.float32)
-    D = (dO.to(compute) * out.to(compute)).sum(dim=-1)  # D_i = rowsum(dO ∘ O) = rowsum(P ∘ dP)
+    delta = (dO.to(compute) * out.to(compute)).sum(dim=-1)  # Δ_i = rowsum(dO ∘ O) = rowsum(P ∘ dP)
     dQ = torch.zeros(Q.shape, device=Q.device, dtype=compute)
     dK = torch.zeros(K.shape, device=K.device, dtype=compute)
     dV = torch.zeros(V.shape, device=V.device, dtype=compute)
@@ -29,7 +29,7 @@ def flash_backward(Q, K, V, out, L, dO, is_causal=False):
             p = torch.exp(score_tile(q, k, q0, k0, scale, is_causal) - L[:, q0:q1, None])
             dV[:, k0:k1] += p.transpose(-2, -1) @ do
             dp = do @ v.transpose(-2, -1)
-            ds = p * (dp - D[:, q0:q1, None])
+            ds = p * (dp - delta[:, q0:q1, None])
             dQ[:, q0:q1] += ds @ k
             dK[:, k0:k1] += ds.transpose(-2, -1) @ q
     return dQ.to(Q.dtype), dK.to(K.dtype), dV.to(V.dtype)

@@ -1,8 +1,8 @@
 # selftest-notebook: flash_attention_pytorch.ipynb
 # selftest-replaces: fa_backward
 # selftest-must-fail: test_backward, test_causal, test_autograd_function
-# Mistake: dS = P * dP: forgets the - D term of the softmax Jacobian.
-# 错误：dS = P ∘ dP：漏掉了 softmax 雅可比矩阵的 −D 项。
+# Mistake: dS = P * dP: forgets the −Δ term of the softmax Jacobian.
+# 错误：dS = P ∘ dP：漏掉了 softmax 雅可比矩阵的 −Δ 项。
 def flash_backward(Q, K, V, out, L, dO, is_causal=False):
     """Tiled backward pass: rebuilds each tile of P from Q, K and L (recomputation).
 
@@ -14,7 +14,7 @@ def flash_backward(Q, K, V, out, L, dO, is_causal=False):
     n_k = K.shape[-2]
     scale = d**-0.5
     compute = torch.promote_types(Q.dtype, torch.float32)
-    D = (dO.to(compute) * out.to(compute)).sum(dim=-1)  # D_i = rowsum(dO ∘ O) = rowsum(P ∘ dP)
+    delta = (dO.to(compute) * out.to(compute)).sum(dim=-1)  # Δ_i = rowsum(dO ∘ O) = rowsum(P ∘ dP)
     dQ = torch.zeros(Q.shape, device=Q.device, dtype=compute)
     dK = torch.zeros(K.shape, device=K.device, dtype=compute)
     dV = torch.zeros(V.shape, device=V.device, dtype=compute)

@@ -1,0 +1,59 @@
+"""The notebook's own kernel in the sandbox too: nbgrader's Execute, with a kernel manager that launches
+ipykernel through `course.judge.sandbox` and talks to it over unix sockets in its working copy.
+
+While autograding, the student's notebook runs its cells (the visible self-checks among them). In the sandbox
+that kernel cannot read `source/` or other students' files, change the judge or the gradebook, reach the
+network, or signal processes outside its namespace; every process it starts dies with it.
+"""
+
+from __future__ import annotations
+
+import shutil
+import weakref
+from pathlib import Path
+
+from jupyter_client.manager import AsyncKernelManager
+from nbgrader.preprocessors import Execute
+from traitlets import Unicode
+
+from course import ROOT
+from course.judge import sandbox
+
+
+class SandboxedKernelManager(AsyncKernelManager):
+    """A kernel manager whose kernel runs in the sandbox ("none": an ordinary local kernel)."""
+
+    sandbox = Unicode("auto", help="'auto', 'namespaces' (required) or 'none'").tag(config=True)
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.mechanism, _ = sandbox.choose(self.sandbox)
+        if self.mechanism == "none":
+            return
+        self.work = sandbox.workspace("course-kernel-")
+        weakref.finalize(self, shutil.rmtree, self.work, True)
+        sockets = self.work / "ipc"
+        sockets.mkdir()
+        sockets.chmod(0o777)
+        self.transport, self.ip = "ipc", str(sockets / "kernel")
+        self.connection_file = str(self.work / "kernel.json")
+
+    async def _async_pre_start_kernel(self, **kw):
+        kernel_cmd, kw = await super()._async_pre_start_kernel(**kw)
+        if self.mechanism == "none":
+            return kernel_cmd, kw
+        Path(self.connection_file).chmod(0o644)  # the kernel runs as nobody
+        folder = Path(kw.get("cwd") or ".")
+        cwd = self.work / "home" / "notebook"
+        shutil.copytree(folder, cwd, ignore=shutil.ignore_patterns("*.ipynb"), dirs_exist_ok=True)
+        cwd.chmod(0o777)
+        argv, env = sandbox.command(kernel_cmd, self.work, self.mechanism, cwd=cwd)
+        return argv, {**kw, "env": env, "cwd": str(ROOT)}
+
+
+class SandboxedExecute(Execute):
+    """nbgrader's Execute preprocessor, with the notebook's kernel in the sandbox."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("kernel_manager_class", SandboxedKernelManager)
+        super().__init__(*args, **kwargs)

@@ -1,0 +1,281 @@
+"""Unit 07 (Triton basics): the hidden cases, tolerances and properties of each graded cell.
+
+Every call goes through `utils.judged_triton.run` in the child: it builds the strided views asked for (a
+transposed x, every other column, a stride-0 gradient), runs the student's function (and the backward
+pass), and reports how often the student's own Triton kernels were launched and which PyTorch operators
+ran. A case passes only when a kernel ran, none of the operators the notebook reserves for the kernel ran,
+and the outputs (shape, dtype, values) match the judge's float64 reference.
+
+Tolerances against float64: a sum of D products of N(0, 1) numbers is about √D in size, so the absolute
+tolerance of y grows with √D (grad_w: with √rows); float32 results carry float32 rounding (2⁻²⁴ per
+operation, summed in tiles), float16 results fp16 rounding (2⁻¹¹ relative). Softmax rows use scores
+around 100 (exp(100) overflows float32 unless the row maximum is subtracted).
+"""
+
+from __future__ import annotations
+
+import torch
+
+from course.judge.core import Judgement, Unit
+from utils.triton_checks import MATMUL_OPS
+
+UNIT = Unit(
+    "triton_basics.ipynb",
+    student_cells=["ws_forward", "ws_backward", "ws_autograd", "softmax_rows"],
+    preamble=(
+        "import utils\n"
+        "import utils.isolation\n"
+        "import utils.judged_triton  # the judge's entry point in its child (not a line of the notebook)\n"
+        "\n"
+        "import torch\n"
+        "import triton\n"
+        "import triton.language as tl\n"
+        "\n"
+        "DEVICE = utils.device()"
+    ),
+    banned=[
+        "utils.grading:reference_attention",
+        "utils.grading:reference_gradients",
+        "utils.attention.naive:naive_attention",
+        "utils:naive_attention",
+    ],
+)
+ENTRY = "utils.judged_triton.run"
+TOL = {torch.float32: 1e-5, torch.float16: 2e-3}
+
+# The PyTorch operators that would do the kernel's work (the notebook: "no torch multiply or sum"; backward:
+# "torch may only add up the partial sums"; softmax: "the exp, max and sum must happen in your kernel").
+FORWARD_OPS = (*MATMUL_OPS, "mul", "sum")
+BACKWARD_OPS = (*MATMUL_OPS, "mul")
+SOFTMAX_OPS = (
+    "exp",
+    "exp2",
+    "_softmax",
+    "softmax",
+    "_log_softmax",
+    "log_softmax",
+    "logsumexp",
+    "amax",
+    "max",
+    "sum",
+    "div",
+)
+
+ODD = "float32：奇数行数与 D，多个程序、多个 D 分块 · float32: odd rows and D, several programs and D tiles"
+EDGES = "边界尺寸：一行、D = 1 · edge sizes: a single row, D = 1"
+HALF = "float16 输入（float32 累加，输出 float16）· float16 inputs (accumulated in float32, float16 result)"
+STRIDED = "非连续的 x（转置视图、隔列取）· non-contiguous x (a transposed view, every other column)"
+STRIDE0 = (
+    "步长为 0 的 grad_y（y.sum() 的梯度）与非连续的 x · "
+    "a stride-0 grad_y (the gradient of y.sum()) and a non-contiguous x"
+)
+LONG = (
+    "float32，行比 block_c 长（多个列分块，分数约为 100）· "
+    "float32, rows longer than block_c (several column tiles, scores around 100)"
+)
+SHORT = "短行：1 列、少于 block_c 列 · short rows: one column, fewer columns than block_c"
+HALF_SOFTMAX = "float16 输入与输出 · float16 inputs and output"
+STRIDED_SOFTMAX = "非连续的 x（转置视图、隔列取）· non-contiguous x (a transposed view, every other column)"
+
+
+def name(dtype: torch.dtype) -> str:
+    return str(dtype).removeprefix("torch.")
+
+
+def layout_data(j: Judgement, shape: tuple[int, ...], dtype, layout) -> tuple[torch.Tensor, torch.Tensor]:
+    """(what to send, the tensor the student's code sees) for a random tensor of logical `shape` in `layout`:
+    None (contiguous), "t" (a transposed view) or "step2" (every other element of the last dimension)."""
+    if layout == "t":
+        sent = j.randn(*shape[:-2], shape[-1], shape[-2], dtype=dtype)
+        return sent, sent.transpose(-2, -1)
+    if layout == "step2":
+        sent = j.randn(*shape[:-1], 2 * shape[-1], dtype=dtype)
+        return sent, sent[..., ::2]
+    sent = j.randn(*shape, dtype=dtype)
+    return sent, sent
+
+
+def run(j: Judgement, target: str, plan: dict, *tensors: torch.Tensor):
+    """The student's `target` in the child: (output, gradients, launches, operators) of the graded phase."""
+    answer = j.call(ENTRY, target, plan, *tensors).result
+    j.expect(
+        isinstance(answer, tuple) and len(answer) == 6,
+        f"{target} 的调用没有返回可读的结果",
+        f"the call of {target} returned nothing readable",
+    )
+    output, grads, fwd_launches, bwd_launches, fwd_ops, bwd_ops = answer
+    if plan.get("backward"):
+        return output, grads, bwd_launches, bwd_ops
+    return output, grads, fwd_launches, fwd_ops
+
+
+def kernel_did_the_work(j: Judgement, what: str, launches, ops, forbidden: tuple[str, ...]) -> None:
+    j.expect(
+        isinstance(launches, int) and launches > 0,
+        f"{what} 没有启动任何你自己写的 Triton 内核：计算必须由 @triton.jit 内核完成",
+        f"{what} launched none of your Triton kernels: the work must be done by your @triton.jit kernels",
+    )
+    used = sorted(set(ops if isinstance(ops, tuple) else ()) & set(forbidden))
+    j.expect(
+        not used,
+        f"{what} 调用了 PyTorch 运算 {', '.join('torch.' + u for u in used)}：这部分计算应在你的 Triton 内核里完成",
+        f"{what} called the PyTorch op(s) {', '.join('torch.' + u for u in used)}: "
+        "this work belongs in your Triton kernel",
+    )
+
+
+def same_dtype(j: Judgement, tensor, dtype, what: str) -> None:
+    j.expect(
+        tensor.dtype == dtype,
+        f"{what} 的数据类型应为 {dtype}，得到 {tensor.dtype}",
+        f"{what} should have dtype {dtype}, got {tensor.dtype}",
+    )
+
+
+def forward_case(j: Judgement, prop: str, lead: tuple[int, ...], d: int, dtype, layout=None) -> None:
+    sent, x = layout_data(j, (*lead, d), dtype, layout)
+    weight = j.randn(d, dtype=dtype)
+    what = f"weighted_sum_forward(x {(*lead, d)}{f' [{layout}]' if layout else ''}, {name(dtype)})"
+    with j.case(prop, what):
+        plan = {"views": [layout, None]}
+        y, _, launches, ops = run(j, "weighted_sum_forward", plan, sent, weight)
+        (y,) = j.tensors(y, 1, what)
+        kernel_did_the_work(j, what, launches, ops, FORWARD_OPS)
+        expected = x.double() @ weight.double()
+        j.close(y, expected, what, atol=TOL[dtype] * 10 * d**0.5, rtol=TOL[dtype] * 5)
+        same_dtype(j, y, dtype, what)
+
+
+@UNIT.cell("test_ws_forward", {ODD: 1, EDGES: 0.5, HALF: 0.5, STRIDED: 0.5}, selfcheck=ODD, timeout=240)
+def ws_forward(j: Judgement) -> None:
+    forward_case(j, ODD, (37,), 100, torch.float32)  # the visible self-check's case
+    forward_case(j, ODD, (j.odd(17, 120),), j.odd(65, 260), torch.float32)
+    forward_case(j, ODD, (3, j.odd(7, 20)), j.odd(129, 200), torch.float32)
+    forward_case(j, EDGES, (1,), 1, torch.float32)
+    forward_case(j, EDGES, (1,), j.odd(65, 200), torch.float32)
+    forward_case(j, EDGES, (j.odd(17, 60),), 1, torch.float16)
+    forward_case(j, HALF, (3, 5), 33, torch.float16)  # the visible self-check's case
+    forward_case(j, HALF, (j.odd(17, 120),), j.odd(65, 260), torch.float16)
+    forward_case(j, STRIDED, (21,), 70, torch.float32, "t")  # the visible self-check's case
+    forward_case(j, STRIDED, (j.odd(17, 80),), j.odd(65, 200), torch.float32, "step2")
+    forward_case(j, STRIDED, (j.odd(17, 80),), j.odd(65, 200), torch.float16, "t")
+    if j.on_gpu:
+        for dtype in (torch.float32, torch.float16):
+            forward_case(
+                j, ODD if dtype == torch.float32 else HALF, (j.odd(4001, 8000),), j.odd(1025, 4100), dtype
+            )
+        forward_case(j, STRIDED, (j.odd(2001, 4000),), j.odd(1025, 2100), torch.float32, "t")
+
+
+def backward_case(
+    j: Judgement, prop: str, lead: tuple[int, ...], d: int, dtype, layout=None, how: str = "grad"
+) -> None:
+    """Gradients of `WeightedSum.apply(x, weight)` for a random upstream gradient (`how="grad"`), for
+    `y.sum()` (`how="sum"`, autograd hands on a stride-0 grad_y) or of a direct call
+    `weighted_sum_backward(grad_y, x, weight)` with a stride-0 grad_y (`how="direct"`)."""
+    sent, x = layout_data(j, (*lead, d), dtype, layout)
+    weight = j.randn(d, dtype=dtype)
+    views = [layout, None]
+    if how == "grad":
+        grad_y = j.randn(*lead, dtype=dtype)
+        target, plan, tensors = (
+            "WeightedSum.apply",
+            {"views": views, "backward": "grad", "grad_of": [0, 1]},
+            (
+                sent,
+                weight,
+                grad_y,
+            ),
+        )
+    elif how == "sum":
+        grad_y = torch.ones(lead, dtype=dtype)
+        target, plan, tensors = (
+            "WeightedSum.apply",
+            {"views": views, "backward": "sum", "grad_of": [0, 1]},
+            (
+                sent,
+                weight,
+            ),
+        )
+    else:
+        row = j.randn(*lead[:-1], 1, dtype=dtype)  # one value per leading row, broadcast along the last axis
+        grad_y = row.expand(*lead)
+        target = "weighted_sum_backward"
+        plan, tensors = {"views": [["expand", list(lead)], *views]}, (row, sent, weight)
+    label = {"grad": "", "sum": ", y.sum()", "direct": ", stride-0 grad_y"}[how]
+    what = f"{target}(x {(*lead, d)}{f' [{layout}]' if layout else ''}, {name(dtype)}{label})"
+    with j.case(prop, what):
+        output, grads, launches, ops = run(j, target, plan, *tensors)
+        if how == "direct":
+            grads = output
+        grad_x, grad_w = j.tensors(grads, 2, what)
+        kernel_did_the_work(j, what, launches, ops, BACKWARD_OPS)
+        g, x64, w64 = grad_y.double(), x.double(), weight.double()
+        rows = g.numel()
+        j.close(grad_x, g[..., None] * w64, f"{what} grad_x", atol=TOL[dtype] * 10, rtol=TOL[dtype] * 5)
+        expected_w = (g[..., None] * x64).reshape(rows, d).sum(0)
+        atol = TOL[dtype] * 10 * rows**0.5
+        j.close(grad_w, expected_w, f"{what} grad_w", atol=atol, rtol=TOL[dtype] * 5)
+        same_dtype(j, grad_x, dtype, f"{what} grad_x")
+        same_dtype(j, grad_w, dtype, f"{what} grad_w")
+
+
+@UNIT.cell("test_ws_backward", {ODD: 1, EDGES: 0.5, HALF: 0.5, STRIDE0: 0.5}, selfcheck=ODD, timeout=240)
+def ws_backward(j: Judgement) -> None:
+    backward_case(j, ODD, (37,), 100, torch.float32)  # the visible self-check's case
+    backward_case(j, ODD, (j.odd(17, 120),), j.odd(65, 260), torch.float32)
+    backward_case(j, ODD, (3, j.odd(7, 20)), j.odd(129, 200), torch.float32)
+    backward_case(j, EDGES, (1,), 1, torch.float32)
+    backward_case(j, EDGES, (1,), j.odd(65, 200), torch.float32)
+    backward_case(j, EDGES, (j.odd(17, 60),), 1, torch.float16)
+    backward_case(j, HALF, (3, 5), 33, torch.float16)  # the visible self-check's case
+    backward_case(j, HALF, (j.odd(17, 120),), j.odd(65, 260), torch.float16)
+    backward_case(j, STRIDE0, (21,), 70, torch.float32, "t", how="sum")  # the visible self-check's case
+    backward_case(j, STRIDE0, (j.odd(17, 80),), j.odd(65, 200), torch.float32, how="sum")
+    backward_case(j, STRIDE0, (3, j.odd(7, 20)), j.odd(65, 200), torch.float16, "t", how="sum")
+    backward_case(j, STRIDE0, (j.odd(17, 80),), j.odd(65, 200), torch.float32, "step2", how="direct")
+    if j.on_gpu:
+        for dtype in (torch.float32, torch.float16):
+            prop = ODD if dtype == torch.float32 else HALF
+            backward_case(j, prop, (j.odd(4001, 8000),), j.odd(1025, 4100), dtype)
+        backward_case(j, STRIDE0, (j.odd(2001, 4000),), j.odd(1025, 2100), torch.float32, "t", how="sum")
+
+
+def softmax_case(j: Judgement, prop: str, rows: int, cols: int, block_c: int, dtype, layout=None) -> None:
+    sent, _ = layout_data(j, (rows, cols), torch.float32, layout)
+    sent = (sent * 5 + 100).to(dtype)  # large scores: exp overflows unless the row maximum is subtracted
+    x = {"t": sent.transpose(-2, -1), "step2": sent[..., ::2]}.get(layout, sent)
+    what = f"softmax_rows(x ({rows}, {cols}){f' [{layout}]' if layout else ''}, block_c={block_c}, {name(dtype)})"
+    with j.case(prop, what):
+        y, _, launches, ops = run(j, "softmax_rows", {"views": [layout]}, sent, block_c)
+        (y,) = j.tensors(y, 1, what)
+        kernel_did_the_work(j, what, launches, ops, SOFTMAX_OPS)
+        expected = torch.softmax(x.double(), dim=-1)
+        j.close(y, expected, what, atol=TOL[dtype] * 10, rtol=TOL[dtype] * 20)
+        same_dtype(j, y, dtype, what)
+
+
+@UNIT.cell(
+    "test_softmax_rows",
+    {LONG: 1, SHORT: 0.5, HALF_SOFTMAX: 0.5, STRIDED_SOFTMAX: 0.5},
+    selfcheck=LONG,
+    timeout=240,
+)
+def softmax_rows(j: Judgement) -> None:
+    softmax_case(j, LONG, 4, 100, 32, torch.float32)  # the visible self-check's case
+    softmax_case(j, LONG, j.odd(3, 30), j.odd(129, 600), j.rng.choice([32, 64]), torch.float32)
+    softmax_case(j, LONG, 2, j.odd(1025, 2100), 128, torch.float32)
+    softmax_case(j, SHORT, 5, 1, 16, torch.float32)  # the visible self-check's case
+    softmax_case(j, SHORT, 1, 1, 16, torch.float32)
+    softmax_case(j, SHORT, j.odd(3, 20), j.odd(3, 16), 16, torch.float32)
+    softmax_case(j, SHORT, j.odd(3, 20), j.odd(33, 64), 64, torch.float32)
+    softmax_case(j, HALF_SOFTMAX, 3, 70, 16, torch.float16)  # the visible self-check's case
+    softmax_case(j, HALF_SOFTMAX, j.odd(3, 30), j.odd(129, 600), 64, torch.float16)
+    softmax_case(j, HALF_SOFTMAX, j.odd(3, 20), j.odd(3, 16), 16, torch.float16)
+    softmax_case(j, STRIDED_SOFTMAX, 9, 45, 16, torch.float32, "t")  # the visible self-check's case
+    softmax_case(j, STRIDED_SOFTMAX, j.odd(17, 40), j.odd(65, 130), 32, torch.float32, "t")
+    softmax_case(j, STRIDED_SOFTMAX, j.odd(3, 20), j.odd(129, 400), 64, torch.float16, "step2")
+    if j.on_gpu:
+        softmax_case(j, LONG, j.odd(129, 300), j.odd(8193, 20000), 1024, torch.float32)
+        softmax_case(j, HALF_SOFTMAX, j.odd(129, 300), j.odd(8193, 20000), 1024, torch.float16)
+        softmax_case(j, STRIDED_SOFTMAX, j.odd(1025, 2100), j.odd(1025, 2100), 256, torch.float32, "t")
