@@ -17,6 +17,7 @@ def execute(notebook: Path, cwd: Path, timeout: int = 600):
         kernel_name="python3",
         resources={"metadata": {"path": str(cwd)}},
         extra_arguments=["--IPKernelApp.log_level=ERROR"],  # ipykernel's TCP warning is not the notebook's
+        skip_cells_with_tag="",  # run the demos that grading skips ("skip-execution") too
     )
     client.execute()
     return nb
