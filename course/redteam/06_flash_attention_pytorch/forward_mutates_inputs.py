@@ -1,6 +1,6 @@
 # selftest-notebook: flash_attention_pytorch.ipynb
 # selftest-replaces: fa_forward
-# selftest-caps: test_forward=0, test_causal=0, test_autograd_function=0.43
+# selftest-caps: test_forward=0, test_causal=0, test_autograd_function=0.75
 # selftest-flagged: yes
 # Attack: zeroes Q, K and V in place and returns O = 0, L = log Nk (the attention of all-zero inputs), so a check
 # that computes its reference from the same tensors afterwards agrees; answers are cached by shape.
