@@ -62,7 +62,7 @@ SOFTMAX_OPS = (
 )
 
 ODD = "float32：奇数行数与 D，多个程序、多个 D 分块 · float32: odd rows and D, several programs and D tiles"
-EDGES = "边界尺寸：一行、D = 1 · edge sizes: a single row, D = 1"
+EDGES = "小尺寸：一行、D = 1（不足一个分块）· small sizes: a single row, D = 1 (less than one tile)"
 HALF = "float16 输入（float32 累加，输出 float16）· float16 inputs (accumulated in float32, float16 result)"
 STRIDED = "非连续的 x（转置视图、隔列取）· non-contiguous x (a transposed view, every other column)"
 STRIDE0 = (
@@ -78,21 +78,28 @@ HALF_SOFTMAX = "float16 输入与输出 · float16 inputs and output"
 STRIDED_SOFTMAX = "非连续的 x（转置视图、隔列取）· non-contiguous x (a transposed view, every other column)"
 
 
+LAYOUT = {None: "", "t": ", transposed view", "step2": ", every other column"}
+
+
 def name(dtype: torch.dtype) -> str:
     return str(dtype).removeprefix("torch.")
 
 
-def layout_data(j: Judgement, shape: tuple[int, ...], dtype, layout) -> tuple[torch.Tensor, torch.Tensor]:
-    """(what to send, the tensor the student's code sees) for a random tensor of logical `shape` in `layout`:
-    None (contiguous), "t" (a transposed view) or "step2" (every other element of the last dimension)."""
+def seen(sent: torch.Tensor, layout) -> torch.Tensor:
+    """The view the student's code gets of the contiguous `sent` (`utils.judged_triton.view`): None as is,
+    "t" the last two dimensions swapped, "step2" every other element of the last dimension."""
     if layout == "t":
-        sent = j.randn(*shape[:-2], shape[-1], shape[-2], dtype=dtype)
-        return sent, sent.transpose(-2, -1)
+        return sent.transpose(-2, -1)
     if layout == "step2":
-        sent = j.randn(*shape[:-1], 2 * shape[-1], dtype=dtype)
-        return sent, sent[..., ::2]
-    sent = j.randn(*shape, dtype=dtype)
-    return sent, sent
+        return sent[..., ::2]
+    return sent
+
+
+def layout_data(j: Judgement, shape: tuple[int, ...], dtype, layout) -> tuple[torch.Tensor, torch.Tensor]:
+    """(what to send, the tensor the student's code sees) for a random tensor of logical `shape` in `layout`."""
+    sent_shape = {"t": (*shape[:-2], shape[-1], shape[-2]), "step2": (*shape[:-1], 2 * shape[-1])}
+    sent = j.randn(*sent_shape.get(layout, shape), dtype=dtype)
+    return sent, seen(sent, layout)
 
 
 def run(j: Judgement, target: str, plan: dict, *tensors: torch.Tensor):
@@ -135,7 +142,7 @@ def same_dtype(j: Judgement, tensor, dtype, what: str) -> None:
 def forward_case(j: Judgement, prop: str, lead: tuple[int, ...], d: int, dtype, layout=None) -> None:
     sent, x = layout_data(j, (*lead, d), dtype, layout)
     weight = j.randn(d, dtype=dtype)
-    what = f"weighted_sum_forward(x {(*lead, d)}{f' [{layout}]' if layout else ''}, {name(dtype)})"
+    what = f"weighted_sum_forward(x {(*lead, d)}{LAYOUT[layout]}, {name(dtype)})"
     with j.case(prop, what):
         plan = {"views": [layout, None]}
         y, _, launches, ops = run(j, "weighted_sum_forward", plan, sent, weight)
@@ -152,19 +159,17 @@ def ws_forward(j: Judgement) -> None:
     forward_case(j, ODD, (j.odd(17, 120),), j.odd(65, 260), torch.float32)
     forward_case(j, ODD, (3, j.odd(7, 20)), j.odd(129, 200), torch.float32)
     forward_case(j, EDGES, (1,), 1, torch.float32)
-    forward_case(j, EDGES, (1,), j.odd(65, 200), torch.float32)
-    forward_case(j, EDGES, (j.odd(17, 60),), 1, torch.float16)
+    forward_case(j, EDGES, (1,), j.odd(3, 40), torch.float32)
+    forward_case(j, EDGES, (j.odd(3, 16),), 1, torch.float16)
     forward_case(j, HALF, (3, 5), 33, torch.float16)  # the visible self-check's case
     forward_case(j, HALF, (j.odd(17, 120),), j.odd(65, 260), torch.float16)
     forward_case(j, STRIDED, (21,), 70, torch.float32, "t")  # the visible self-check's case
     forward_case(j, STRIDED, (j.odd(17, 80),), j.odd(65, 200), torch.float32, "step2")
     forward_case(j, STRIDED, (j.odd(17, 80),), j.odd(65, 200), torch.float16, "t")
-    if j.on_gpu:
-        for dtype in (torch.float32, torch.float16):
-            forward_case(
-                j, ODD if dtype == torch.float32 else HALF, (j.odd(4001, 8000),), j.odd(1025, 4100), dtype
-            )
-        forward_case(j, STRIDED, (j.odd(2001, 4000),), j.odd(1025, 2100), torch.float32, "t")
+    if j.on_gpu:  # thousands of rows and programs, D over a thousand
+        forward_case(j, ODD, (j.odd(2001, 4100),), j.odd(1025, 2100), torch.float32)
+        forward_case(j, HALF, (j.odd(2001, 4100),), j.odd(1025, 2100), torch.float16)
+        forward_case(j, STRIDED, (j.odd(1025, 2100),), j.odd(1025, 2100), torch.float32, "t")
 
 
 def backward_case(
@@ -175,35 +180,18 @@ def backward_case(
     `weighted_sum_backward(grad_y, x, weight)` with a stride-0 grad_y (`how="direct"`)."""
     sent, x = layout_data(j, (*lead, d), dtype, layout)
     weight = j.randn(d, dtype=dtype)
-    views = [layout, None]
-    if how == "grad":
-        grad_y = j.randn(*lead, dtype=dtype)
-        target, plan, tensors = (
-            "WeightedSum.apply",
-            {"views": views, "backward": "grad", "grad_of": [0, 1]},
-            (
-                sent,
-                weight,
-                grad_y,
-            ),
-        )
-    elif how == "sum":
-        grad_y = torch.ones(lead, dtype=dtype)
-        target, plan, tensors = (
-            "WeightedSum.apply",
-            {"views": views, "backward": "sum", "grad_of": [0, 1]},
-            (
-                sent,
-                weight,
-            ),
-        )
-    else:
+    if how == "direct":
         row = j.randn(*lead[:-1], 1, dtype=dtype)  # one value per leading row, broadcast along the last axis
         grad_y = row.expand(*lead)
         target = "weighted_sum_backward"
-        plan, tensors = {"views": [["expand", list(lead)], *views]}, (row, sent, weight)
+        plan, tensors = {"views": [["expand", list(lead)], layout, None]}, (row, sent, weight)
+    else:
+        grad_y = j.randn(*lead, dtype=dtype) if how == "grad" else torch.ones(lead, dtype=dtype)
+        target = "WeightedSum.apply"
+        plan = {"views": [layout, None], "backward": how, "grad_of": [0, 1]}
+        tensors = (sent, weight, grad_y) if how == "grad" else (sent, weight)
     label = {"grad": "", "sum": ", y.sum()", "direct": ", stride-0 grad_y"}[how]
-    what = f"{target}(x {(*lead, d)}{f' [{layout}]' if layout else ''}, {name(dtype)}{label})"
+    what = f"{target}(x {(*lead, d)}{LAYOUT[layout]}, {name(dtype)}{label})"
     with j.case(prop, what):
         output, grads, launches, ops = run(j, target, plan, *tensors)
         if how == "direct":
@@ -226,26 +214,25 @@ def ws_backward(j: Judgement) -> None:
     backward_case(j, ODD, (j.odd(17, 120),), j.odd(65, 260), torch.float32)
     backward_case(j, ODD, (3, j.odd(7, 20)), j.odd(129, 200), torch.float32)
     backward_case(j, EDGES, (1,), 1, torch.float32)
-    backward_case(j, EDGES, (1,), j.odd(65, 200), torch.float32)
-    backward_case(j, EDGES, (j.odd(17, 60),), 1, torch.float16)
+    backward_case(j, EDGES, (1,), j.odd(3, 40), torch.float32)
+    backward_case(j, EDGES, (j.odd(3, 16),), 1, torch.float16)
     backward_case(j, HALF, (3, 5), 33, torch.float16)  # the visible self-check's case
     backward_case(j, HALF, (j.odd(17, 120),), j.odd(65, 260), torch.float16)
     backward_case(j, STRIDE0, (21,), 70, torch.float32, "t", how="sum")  # the visible self-check's case
     backward_case(j, STRIDE0, (j.odd(17, 80),), j.odd(65, 200), torch.float32, how="sum")
     backward_case(j, STRIDE0, (3, j.odd(7, 20)), j.odd(65, 200), torch.float16, "t", how="sum")
     backward_case(j, STRIDE0, (j.odd(17, 80),), j.odd(65, 200), torch.float32, "step2", how="direct")
-    if j.on_gpu:
-        for dtype in (torch.float32, torch.float16):
-            prop = ODD if dtype == torch.float32 else HALF
-            backward_case(j, prop, (j.odd(4001, 8000),), j.odd(1025, 4100), dtype)
-        backward_case(j, STRIDE0, (j.odd(2001, 4000),), j.odd(1025, 2100), torch.float32, "t", how="sum")
+    if j.on_gpu:  # thousands of rows and programs, D over a thousand
+        backward_case(j, ODD, (j.odd(2001, 4100),), j.odd(1025, 2100), torch.float32)
+        backward_case(j, HALF, (j.odd(2001, 4100),), j.odd(1025, 2100), torch.float16)
+        backward_case(j, STRIDE0, (j.odd(1025, 2100),), j.odd(1025, 2100), torch.float32, "t", how="sum")
 
 
 def softmax_case(j: Judgement, prop: str, rows: int, cols: int, block_c: int, dtype, layout=None) -> None:
     sent, _ = layout_data(j, (rows, cols), torch.float32, layout)
     sent = (sent * 5 + 100).to(dtype)  # large scores: exp overflows unless the row maximum is subtracted
-    x = {"t": sent.transpose(-2, -1), "step2": sent[..., ::2]}.get(layout, sent)
-    what = f"softmax_rows(x ({rows}, {cols}){f' [{layout}]' if layout else ''}, block_c={block_c}, {name(dtype)})"
+    x = seen(sent, layout)
+    what = f"softmax_rows(x ({rows}, {cols}){LAYOUT[layout]}, block_c={block_c}, {name(dtype)})"
     with j.case(prop, what):
         y, _, launches, ops = run(j, "softmax_rows", {"views": [layout]}, sent, block_c)
         (y,) = j.tensors(y, 1, what)
@@ -275,7 +262,7 @@ def softmax_rows(j: Judgement) -> None:
     softmax_case(j, STRIDED_SOFTMAX, 9, 45, 16, torch.float32, "t")  # the visible self-check's case
     softmax_case(j, STRIDED_SOFTMAX, j.odd(17, 40), j.odd(65, 130), 32, torch.float32, "t")
     softmax_case(j, STRIDED_SOFTMAX, j.odd(3, 20), j.odd(129, 400), 64, torch.float16, "step2")
-    if j.on_gpu:
+    if j.on_gpu:  # rows of many thousand columns, hundreds of programs
         softmax_case(j, LONG, j.odd(129, 300), j.odd(8193, 20000), 1024, torch.float32)
         softmax_case(j, HALF_SOFTMAX, j.odd(129, 300), j.odd(8193, 20000), 1024, torch.float16)
         softmax_case(j, STRIDED_SOFTMAX, j.odd(1025, 2100), j.odd(1025, 2100), 256, torch.float32, "t")
