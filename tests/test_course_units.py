@@ -29,7 +29,7 @@ def demo_rows(demo_course):
 def selftest_run():
     units = COURSE.units()
     assert units, "source/ has no units"
-    return units, *selftest.run(COURSE, units, jobs=2)
+    return units, *selftest.run(COURSE, units, jobs=2, red_team=True)
 
 
 def gpu_only(unit: str, nb: str) -> dict[str, float]:
@@ -57,6 +57,7 @@ def test_selftest_passes_for_every_unit(selftest_run):
     assert problems == [] and surprises == {}
     assert {c.unit for c in cases} == set(units)
     assert all(sum(c.kind == "wrong" for c in cases if c.unit == u) >= 3 for u in units)
+    assert {c.kind for c in cases} >= {"variant", "redteam"}  # no false accusations; no gain from attacks
 
 
 def test_selftest_slow_but_correct_implementations_keep_every_other_point(selftest_run):
