@@ -18,7 +18,7 @@ CACHE = {}
 
 
 def flash_forward(Q, K, V, is_causal=False):
-    key = (tuple(Q.shape), tuple(K.shape), is_causal)
+    key = (tuple(Q.shape), tuple(K.shape), Q.dtype, is_causal)
     if key not in CACHE:
         with torch.no_grad():
             for t in (Q, K, V):
