@@ -262,8 +262,9 @@ def record_judgement(api, reports: Path, student: str, unit: str, notebook: str)
     """The judge's summary of one graded notebook (None if it judged none); a flag goes into the gradebook."""
     from nbgrader.api import Gradebook, MissingEntry
 
-    path = reports / f"{student}__{unit}__{notebook}"
-    summary = path.with_name(path.name + ".json")
+    from course.judge.preprocessor import summary_path
+
+    summary = summary_path(reports, student, unit, notebook)
     if not summary.is_file():
         return None
     found = json.loads(summary.read_text(encoding="utf-8"))

@@ -47,9 +47,9 @@ def _copy(x):
 
 
 def test_the_childs_entry_point_reports_views_gradients_launches_and_operators(monkeypatch):
-    student = types.ModuleType(judged_triton.STUDENT_MODULE)
+    student = types.ModuleType(judged_triton.MODULE_NAME)
     student.copy_kernel, student.copy, student.triple = _copy_kernel, _copy, lambda x: x * 3
-    monkeypatch.setitem(sys.modules, judged_triton.STUDENT_MODULE, student)
+    monkeypatch.setitem(sys.modules, judged_triton.MODULE_NAME, student)
     data = torch.randn(5, 7, device=utils.device())
     out, grads, launches, _, ops, _ = judged_triton.run("copy", {"views": ["t"]}, data)
     assert torch.equal(out, data.T) and grads == () and launches == 1 and "mul" not in ops

@@ -86,7 +86,13 @@ def saved_tensors(output: torch.Tensor) -> tuple[torch.Tensor, ...]:
 
 def check_saved_contract(output, q, k, v) -> None:
     """The FlashAttention contract: exactly Q, K, V, O and one float32 L of shape (..., Nq) are saved."""
-    saved = saved_tensors(output)
+    check_saved(saved_tensors(output), q, k, v, output)
+
+
+def check_saved(saved, q, k, v, output) -> torch.Tensor:
+    """`check_saved_contract` on the tensors an autograd Function saved; returns the saved L."""
+    if not all(isinstance(t, torch.Tensor) for t in saved):
+        raise AssertionError(bilingual("保存的对象不全是张量", "not everything saved is a tensor"))
     lse_shape = tuple(q.shape[:-1])
     if len(saved) != 5:
         raise AssertionError(
@@ -126,6 +132,7 @@ def check_saved_contract(output, q, k, v) -> None:
                 f"besides L, Q, K, V and O should be saved; found shapes {[tuple(t.shape) for t in qkvo]}",
             )
         )
+    return lse[0]
 
 
 class LargestTensor(TorchDispatchMode):
@@ -159,8 +166,12 @@ def largest_intermediate(fn: Callable[[], object]) -> tuple[int, tuple[int, ...]
 
 def assert_no_quadratic_tensor(fn: Callable[[], object], q, k, what: str) -> None:
     """Fail if `fn()` creates a tensor with at least a quarter of the elements of the batched Nq×Nk scores."""
+    assert_small_intermediate(*largest_intermediate(fn), q, k, what)
+
+
+def assert_small_intermediate(numel: int, shape: tuple[int, ...], q, k, what: str) -> None:
+    """Fail if a tensor of `numel` elements has at least a quarter of the elements of the Nq×Nk scores."""
     scores = q[..., 0].numel() * k.shape[-2]
-    numel, shape = largest_intermediate(fn)
     if numel * 4 >= scores:
         raise AssertionError(
             bilingual(
@@ -168,6 +179,20 @@ def assert_no_quadratic_tensor(fn: Callable[[], object], q, k, what: str) -> Non
                 f"{what} created a near-N×N intermediate {shape} ({numel} elements; the scores have {scores})",
             )
         )
+
+
+def refuse(name: str) -> Callable[..., None]:
+    """A stand-in for a forbidden function: calling it fails with a bilingual message naming `name`."""
+
+    def _raise(*args, **kwargs):
+        raise AssertionError(
+            bilingual(
+                f"不允许调用 {name}：请自己实现注意力",
+                f"calling {name} is not allowed: implement attention yourself",
+            )
+        )
+
+    return _raise
 
 
 @contextlib.contextmanager
@@ -178,18 +203,6 @@ def forbid_shortcuts(*extra: tuple[object, str]) -> Iterator[None]:
     """
     targets = [(torch.nn.functional, "scaled_dot_product_attention"), *extra]
     originals = [(owner, name, getattr(owner, name)) for owner, name in targets]
-
-    def refuse(name):
-        def _raise(*args, **kwargs):
-            raise AssertionError(
-                bilingual(
-                    f"不允许调用 {name}：请自己实现注意力",
-                    f"calling {name} is not allowed: implement attention yourself",
-                )
-            )
-
-        return _raise
-
     try:
         for owner, name, _ in originals:
             setattr(owner, name, refuse(name))
@@ -216,10 +229,13 @@ __all__ = [
     "LargestTensor",
     "assert_close",
     "assert_no_quadratic_tensor",
+    "assert_small_intermediate",
+    "check_saved",
     "check_saved_contract",
     "forbid_shortcuts",
     "largest_intermediate",
     "random_qkv",
+    "refuse",
     "reference_attention",
     "reference_gradients",
     "saved_tensors",

@@ -283,7 +283,8 @@ def _resolve(check: str):
     return getattr(importlib.import_module(module_name), function_name)
 
 
-def _load_student_module(path: str) -> types.ModuleType:
+def load_student_module(path) -> types.ModuleType:
+    """Import the student's module file as `student_code` (the name tracebacks are matched on)."""
     spec = importlib.util.spec_from_file_location(MODULE_NAME, path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[MODULE_NAME] = module
@@ -297,17 +298,22 @@ def student_frames(error: BaseException) -> str:
     return textwrap.indent("".join(traceback.format_list(frames[-3:])), "  ")
 
 
+def failure_record(error: BaseException, limit: int = 3000) -> dict:
+    """{ok: False, error, where} for a failure: its message and the traceback lines in the student's code."""
+    message = str(error) if isinstance(error, AssertionError) else f"{type(error).__name__}: {error}"
+    return {"ok": False, "error": message[:limit], "where": student_frames(error)[:limit]}
+
+
 def _child(module_path: str, check: str, kwargs_json: str, result_path: str) -> None:
     """Entry point of the child process: run the check and write {ok, value | error} as JSON."""
     import utils  # noqa: F401  (decides the device before triton is imported)
 
     try:
-        module = _load_student_module(module_path)
+        module = load_student_module(module_path)
         value = _resolve(check)(module, **json.loads(kwargs_json))
         result = {"ok": True, "value": value}
     except Exception as error:  # every failure becomes a graded AssertionError in the parent
-        message = str(error) if isinstance(error, AssertionError) else f"{type(error).__name__}: {error}"
-        result = {"ok": False, "error": message, "where": student_frames(error)}
+        result = failure_record(error)
     sys.stdout.flush()
     Path(result_path).write_text(json.dumps(result), encoding="utf-8")
 

@@ -18,7 +18,6 @@ import sys
 import time
 from pathlib import Path
 
-MODULE_NAME = "student_code"
 FUSED_ATTENTION_OPS = ("scaled_dot_product", "_flash_attention", "_efficient_attention", "_cudnn_attention")
 FUSED_ATTENTION_FUNCTIONS = [
     "torch.nn.functional:scaled_dot_product_attention",
@@ -27,22 +26,11 @@ FUSED_ATTENTION_FUNCTIONS = [
 ]
 
 
-def refuse(name: str):
-    from utils.messages import bilingual
-
-    def _raise(*args, **kwargs):
-        raise AssertionError(
-            bilingual(
-                f"不允许调用 {name}：请自己实现", f"calling {name} is not allowed: implement it yourself"
-            )
-        )
-
-    return _raise
-
-
 def ban(names: list[str]) -> None:
     """Replace each "package.module:attribute" with a function that refuses, before the student's code loads
     (so an alias taken at import time is the refusing one too)."""
+    from utils.grading import refuse
+
     for name in names:
         module_name, _, attribute = name.partition(":")
         with contextlib.suppress(ImportError, AttributeError):
@@ -53,7 +41,7 @@ def ban(names: list[str]) -> None:
 
 def watcher(ban_fused: bool):
     """A dispatch mode that records the largest tensor produced and refuses fused attention operators."""
-    from utils.grading import LargestTensor
+    from utils.grading import LargestTensor, refuse
 
     class Watch(LargestTensor):
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
@@ -62,22 +50,6 @@ def watcher(ban_fused: bool):
             return super().__torch_dispatch__(func, types, args, kwargs)
 
     return Watch()
-
-
-def load_student(path: Path):
-    spec = importlib.util.spec_from_file_location(MODULE_NAME, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[MODULE_NAME] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-def describe(error: BaseException) -> dict:
-    """The error's message and the traceback lines inside the student's code."""
-    from utils.isolation import student_frames
-
-    message = str(error) if isinstance(error, AssertionError) else f"{type(error).__name__}: {error}"
-    return {"ok": False, "error": message[:3000], "where": student_frames(error)[:3000]}
 
 
 class Encoder:
@@ -163,6 +135,7 @@ def run_call(module, request: dict, inputs: dict, settings: dict) -> tuple[dict,
 def main(workdir: str, reply_fd: str) -> None:
     import utils  # noqa: F401  (decides between the GPU and Triton's interpreter before triton loads)
     from utils import tensor_files
+    from utils.isolation import MODULE_NAME, failure_record, load_student_module
 
     work = Path(workdir)
     reply = os.fdopen(int(reply_fd), "w", buffering=1)
@@ -170,9 +143,9 @@ def main(workdir: str, reply_fd: str) -> None:
     fused = FUSED_ATTENTION_FUNCTIONS if settings.get("ban_fused_attention", True) else []
     ban([*fused, *settings.get("banned", [])])
     try:
-        module, failure = load_student(work / f"{MODULE_NAME}.py"), None
+        module, failure = load_student_module(work / f"{MODULE_NAME}.py"), None
     except BaseException as error:  # noqa: BLE001 (a broken module fails every call, with its message)
-        module, failure = None, describe(error)
+        module, failure = None, failure_record(error)
     for line in sys.stdin:
         request = json.loads(line)
         out = work / "out" / str(request["id"])
@@ -183,7 +156,7 @@ def main(workdir: str, reply_fd: str) -> None:
                 inputs = tensor_files.load(work / "in" / str(request["id"]))
                 answer, tensors = run_call(module, request, inputs, settings)
             except BaseException as error:  # noqa: BLE001 (SystemExit, KeyboardInterrupt too: the call failed)
-                answer, tensors = describe(error), {}
+                answer, tensors = failure_record(error), {}
         sys.stdout.flush()
         tensor_files.save(tensors, out)
         out.with_suffix(".answer").write_text(json.dumps(answer), encoding="utf-8")

@@ -22,10 +22,10 @@ import sys
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
+from utils.isolation import MODULE_NAME
+from utils.judged_run import resolve
 from utils.messages import bilingual
 from utils.triton_checks import count_launches
-
-STUDENT_MODULE = "student_code"  # the name `utils.judged_run` loads the student's module under
 
 
 class OperatorLog(TorchDispatchMode):
@@ -56,13 +56,6 @@ def view(tensor: torch.Tensor, how) -> torch.Tensor:
     raise ValueError(f"unknown view {how!r}")
 
 
-def resolve(module, target: str):
-    value = module
-    for part in target.split("."):
-        value = getattr(value, part)
-    return value
-
-
 def run(target: str, plan: dict, *tensors):
     """Call `target` (a dotted name in the student's module) on `tensors` (and plain values), each tensor
     viewed as `plan["views"]` says.
@@ -71,7 +64,7 @@ def run(target: str, plan: dict, *tensors):
     argument) or "sum" (backpropagate `output.sum()`); the gradients of the arguments listed in
     plan["grad_of"] (as the student's code saw them) come back. Returns (output, gradients, forward launches, backward launches,
     forward operators, backward operators)."""
-    module = sys.modules[STUDENT_MODULE]
+    module = sys.modules[MODULE_NAME]
     backward = plan.get("backward")
     grad = tensors[-1] if backward == "grad" else None
     inputs = tensors[:-1] if backward == "grad" else tensors

@@ -60,6 +60,11 @@ def verdict_outputs(report: str, score: float, points: float) -> list:
     ]
 
 
+def summary_path(folder: Path, student: str, unit: str, notebook: str) -> Path:
+    """Where the judge leaves its summary of one student's notebook for `course grade`."""
+    return folder / f"{student}__{unit}__{notebook}.json"
+
+
 def points_of(cell) -> float:
     return float(cell.metadata["nbgrader"].get("points", 0))
 
@@ -86,10 +91,9 @@ class Judge(NbGraderPreprocessor):
             seconds=round(time.monotonic() - started, 1),
         )
         if self.report_dir:
-            folder = Path(self.report_dir)
-            folder.mkdir(parents=True, exist_ok=True)
-            name = f"{summary['student']}__{summary['unit']}__{unit.notebook}.json"
-            (folder / name).write_text(json.dumps(summary, ensure_ascii=False, indent=1), encoding="utf-8")
+            path = summary_path(Path(self.report_dir), summary["student"], summary["unit"], unit.notebook)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps(summary, ensure_ascii=False, indent=1), encoding="utf-8")
         return nb, resources
 
 
