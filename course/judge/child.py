@@ -126,6 +126,13 @@ class Child:
         self.stop()
         shutil.rmtree(self.work, ignore_errors=True)
 
+    def exit_code(self, grace: float = 10.0) -> int | None:
+        """The child's exit status once it has ended (its pipe closes a moment before the process is reaped)."""
+        try:
+            return self.process.wait(timeout=grace)
+        except subprocess.TimeoutExpired:
+            return None
+
     def log_tail(self, lines: int = 8) -> str:
         text = (self.work / "child.log").read_text(encoding="utf-8", errors="replace")
         return "\n".join(text.strip().splitlines()[-lines:])
@@ -174,7 +181,7 @@ class Child:
             pass  # the child died at start-up: reported below as a crash
         how = self.wait_for(call_id, timeout)
         if how != "done":
-            code = self.process.poll()
+            code = self.exit_code() if how == "crashed" else None
             self.stop()
             if how == "timeout":
                 raise CallFailed(
