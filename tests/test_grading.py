@@ -6,6 +6,7 @@ import torch
 import utils
 from utils import grading
 from utils.attention.naive import naive_attention
+from utils.guarded import GuardedAllocations
 
 
 class SavesScores(torch.autograd.Function):
@@ -69,6 +70,29 @@ def test_assert_close_reports_shape_nan_and_value_errors():
     bad[2, 1] = 0.5
     with pytest.raises(AssertionError, match=r"index \(2, 1\)"):
         grading.assert_close(bad, expected, "dQ", atol=1e-3, rtol=0)
+    nan = torch.zeros(3, 4)
+    nan[1, 2:] = float("inf")
+    with pytest.raises(AssertionError, match=r"2 NaN or Inf element\(s\), the first at index \(1, 2\)"):
+        grading.assert_close(nan, expected, "O", atol=1, rtol=0)
+
+
+def test_assert_close_rounds_tolerances_to_two_significant_digits():
+    with pytest.raises(AssertionError) as failure:
+        grading.assert_close(
+            torch.ones(2), torch.zeros(2, dtype=torch.float64), "y", atol=2**-0.5 * 8e-4, rtol=1e-5
+        )
+    assert "atol=0.00057, rtol=1e-05" in str(failure.value) and "0.000565" not in str(failure.value)
+
+
+def test_assert_close_names_the_elements_never_written():
+    with GuardedAllocations():
+        out = torch.empty(3, 5)
+    out[:2] = 0.0  # a kernel that forgot the last row
+    with pytest.raises(AssertionError) as failure:
+        grading.assert_close(out, torch.zeros(3, 5, dtype=torch.float64), "y", atol=1e-3, rtol=0)
+    message = str(failure.value)
+    assert "5 of 15 elements were never written" in message and "index (2, 0)" in message
+    assert "NaN" not in message
 
 
 def test_saved_contract_accepts_flash_style_and_rejects_n_by_n():

@@ -11,6 +11,7 @@ import pytest
 from nbclient import NotebookClient
 
 from utils.isolation import module_source, run_check
+from utils.runtime import CPU_BANNER
 
 STUDENT = """
 import torch
@@ -40,6 +41,7 @@ demo_output = double(demo_input)
 CHECKS = """
 import os
 import signal
+import sys
 import time
 
 import torch
@@ -64,6 +66,22 @@ def crashes(module):
 
 def hangs(module):
     time.sleep(60)
+
+
+def leaves_an_empty_result(module):
+    open(sys.argv[-1], "w").close()  # the result file exists but is empty, as if the child died writing it
+    os._exit(0)
+
+
+def dies_after_its_result(module):
+    import atexit
+
+    atexit.register(lambda: os.kill(os.getpid(), signal.SIGSEGV))  # dies while exiting, result written
+    return "passed"
+
+
+def banner(module):
+    print("CHILD SAYS", os.environ.get("FLASH_COURSE_BANNER_SHOWN"))
 """
 
 
@@ -105,6 +123,8 @@ def test_run_check_returns_the_value_and_echoes_stdout(student, capfd):
         ("fails", 120, "the property failed"),
         ("crashes", 120, "kernel crashed (exit -11, SIGSEGV)"),
         ("hangs", 3, "timed out"),
+        ("leaves_an_empty_result", 120, "kernel crashed (exit 0)"),
+        ("dies_after_its_result", 120, "kernel crashed (exit -11, SIGSEGV)"),
     ],
 )
 def test_failures_become_assertion_errors_without_stderr(student, capfd, check, timeout, message):
@@ -113,6 +133,12 @@ def test_failures_become_assertion_errors_without_stderr(student, capfd, check, 
         run_check(f"fake_checks:{check}", [student.double], timeout=timeout, namespace=vars(student))
     assert time.monotonic() - start < 60
     assert capfd.readouterr().err == ""
+
+
+def test_the_child_does_not_repeat_the_cpu_banner(student, capfd):
+    run_check("fake_checks:banner", [student.double], namespace=vars(student))
+    out = capfd.readouterr().out
+    assert "CHILD SAYS 1" in out and CPU_BANNER not in out
 
 
 def test_missing_source_is_a_clear_error():

@@ -13,6 +13,7 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from utils.attention.validate import causal_mask, default_scale
+from utils.guarded import UNWRITTEN, unwritten
 from utils.messages import bilingual
 
 
@@ -54,21 +55,46 @@ def assert_close(actual, expected, what: str, atol: float, rtol: float) -> None:
                 f"{what} has shape {tuple(actual.shape)}, expected {tuple(expected.shape)}",
             )
         )
+    never_stored = unwritten(actual)
+    if never_stored.any():
+        count, first = int(never_stored.sum()), _first_index(never_stored)
+        raise AssertionError(
+            bilingual(
+                f"{what} 有 {count} / {actual.numel()} 个元素从未被写入（仍是填充值 {UNWRITTEN:g}），"
+                f"第一个在位置 {first}：缺少 store、掩码挡住了它，或程序个数不够",
+                f"{what}: {count} of {actual.numel()} elements were never written (they still hold the fill "
+                f"value {UNWRITTEN:g}), the first at index {first}: a store is missing or masked off, "
+                "or the grid has too few programs",
+            )
+        )
     got = actual.detach().to(device=expected.device, dtype=torch.float64)
-    if not torch.isfinite(got).all():
-        raise AssertionError(bilingual(f"{what} 含有 NaN 或 Inf", f"{what} contains NaN or Inf"))
+    not_finite = ~torch.isfinite(got)
+    if not_finite.any():
+        count, first = int(not_finite.sum()), _first_index(not_finite)
+        raise AssertionError(
+            bilingual(
+                f"{what} 有 {count} 个元素是 NaN 或 Inf，第一个在位置 {first}",
+                f"{what} has {count} NaN or Inf element(s), the first at index {first}",
+            )
+        )
     err = (got - expected).abs()
     bound = atol + rtol * expected.abs()
     if (err > bound).any():
-        worst = int(torch.argmax(err - bound))
-        index = tuple(int(i) for i in torch.unravel_index(torch.tensor(worst), err.shape))
+        worst = tuple(int(i) for i in torch.unravel_index(torch.argmax(err - bound), err.shape))
+        tolerance = f"atol={atol:.2g}, rtol={rtol:.2g}"
         raise AssertionError(
             bilingual(
-                f"{what} 与 float64 参考不符：最大误差 {err.max().item():.3g}（容差 atol={atol}, rtol={rtol}），位置 {index}",
-                f"{what} does not match the float64 reference: max error {err.max().item():.3g} "
-                f"(atol={atol}, rtol={rtol}), at index {index}",
+                f"{what} 与 float64 参考不符：最大误差 {err.max().item():.2g}（容差 {tolerance}），位置 {worst}",
+                f"{what} does not match the float64 reference: max error {err.max().item():.2g} "
+                f"({tolerance}), at index {worst}",
             )
         )
+
+
+def _first_index(mask: torch.Tensor) -> tuple[int, ...]:
+    """The index (one int per dimension) of the first True element of `mask`."""
+    flat = int(torch.argmax(mask.reshape(-1).to(torch.uint8)))
+    return tuple(int(i) for i in torch.unravel_index(torch.tensor(flat), mask.shape))
 
 
 def saved_tensors(output: torch.Tensor) -> tuple[torch.Tensor, ...]:

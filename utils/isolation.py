@@ -32,6 +32,7 @@ import types
 from pathlib import Path
 
 from utils.messages import bilingual
+from utils.runtime import BANNER_SHOWN
 
 MODULE_NAME = "student_code"
 _LITERALS = (int, float, str, bool, type(None))
@@ -233,12 +234,19 @@ def run_check(check: str, objects, timeout: float = 300, namespace: dict | None 
     """
     with tempfile.TemporaryDirectory(prefix="isolated_check_") as folder:
         module_path = export_module(objects, Path(folder) / f"{MODULE_NAME}.py", namespace)
+        return check_module(check, module_path, timeout, **kwargs)
+
+
+def check_module(check: str, module_path, timeout: float = 300, **kwargs):
+    """`run_check` on a module file that already exists (e.g. one the judge built from a notebook)."""
+    with tempfile.TemporaryDirectory(prefix="isolated_result_") as folder:
         result_path = Path(folder) / "result.json"
         command = [sys.executable, "-m", "utils.isolation", str(module_path), check, json.dumps(kwargs)]
         command.append(str(result_path))
         env = dict(os.environ)
         root = str(Path(__file__).resolve().parent.parent)
         env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
+        env[BANNER_SHOWN] = "1"  # the notebook showed the CPU banner once; the child stays quiet
         child = subprocess.Popen(
             command,
             stdout=subprocess.PIPE,
@@ -261,7 +269,10 @@ def run_check(check: str, objects, timeout: float = 300, namespace: dict | None 
                 )
             ) from None
         print(out, end="")
-        if not result_path.exists():
+        result = _read_result(result_path)
+        if child.returncode != 0 or result is None:
+            # No result, a partial one, or a process that died after writing it (e.g. while exiting, from
+            # memory a kernel overwrote): all the same crash, whatever the timing.
             code = child.returncode
             how = f"{code}, {_signal_name(code)}" if code < 0 else str(code)
             raise IsolatedCheckError(
@@ -272,10 +283,22 @@ def run_check(check: str, objects, timeout: float = 300, namespace: dict | None 
                 + "\n"
                 + _tail(err)
             )
-        result = json.loads(result_path.read_text(encoding="utf-8"))
     if not result["ok"]:
         raise IsolatedCheckError(f"{result['error']}\n{result['where']}".rstrip())
     return result["value"]
+
+
+def _read_result(path: Path) -> dict | None:
+    """The child's result, or None when it is missing, empty, partial or malformed."""
+    try:
+        result = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(result, dict) or "ok" not in result:
+        return None
+    if result["ok"]:
+        return result if "value" in result else None
+    return result if {"error", "where"} <= result.keys() else None
 
 
 def _resolve(check: str):
@@ -315,11 +338,13 @@ def _child(module_path: str, check: str, kwargs_json: str, result_path: str) -> 
     except Exception as error:  # every failure becomes a graded AssertionError in the parent
         result = failure_record(error)
     sys.stdout.flush()
-    Path(result_path).write_text(json.dumps(result), encoding="utf-8")
+    partial = Path(f"{result_path}.partial")
+    partial.write_text(json.dumps(result), encoding="utf-8")
+    partial.replace(result_path)  # atomic: the parent sees the whole result or none
 
 
 if __name__ == "__main__":
     _child(*sys.argv[1:5])
 
 
-__all__ = ["IsolatedCheckError", "export_module", "module_source", "run_check"]
+__all__ = ["IsolatedCheckError", "check_module", "export_module", "module_source", "run_check"]

@@ -20,6 +20,9 @@ import torch
 from utils.messages import bilingual
 
 ENV_VAR = "FLASH_COURSE_DEVICE"
+BANNER_SHOWN = (
+    "FLASH_COURSE_BANNER_SHOWN"  # set in a child's environment: its parent already showed the banner
+)
 CPU_BANNER = bilingual(
     "CPU 模式：Triton 内核在解释器中运行，计时没有参考意义",
     "CPU mode: Triton kernels run in the interpreter; timings are not meaningful",
@@ -86,7 +89,7 @@ def configure(announce: bool = True) -> Mode:
                 )
             )
         os.environ["TRITON_INTERPRET"] = "1"
-        if announce:
+        if announce and os.environ.get(BANNER_SHOWN) != "1":
             print(CPU_BANNER)
     _MODE = mode
     return mode
