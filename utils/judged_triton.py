@@ -22,6 +22,7 @@ import sys
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
+from utils.grading import saved_tensors
 from utils.isolation import MODULE_NAME
 from utils.judged_run import resolve
 from utils.messages import bilingual
@@ -62,8 +63,9 @@ def run(target: str, plan: dict, *tensors):
 
     plan["backward"]: None (forward only); "grad" (the last tensor is the gradient of the output, not an
     argument) or "sum" (backpropagate `output.sum()`); the gradients of the arguments listed in
-    plan["grad_of"] (as the student's code saw them) come back. Returns (output, gradients, forward launches, backward launches,
-    forward operators, backward operators)."""
+    plan["grad_of"] (as the student's code saw them) come back; plan["saved"]: also return the tensors saved for
+    backward. Returns (output, gradients, forward launches, backward launches, forward operators, backward
+    operators, saved tensors)."""
     module = sys.modules[MODULE_NAME]
     backward = plan.get("backward")
     grad = tensors[-1] if backward == "grad" else None
@@ -100,6 +102,7 @@ def run(target: str, plan: dict, *tensors):
         backward_launches,
         tuple(sorted(forward_ops.names)),
         tuple(sorted(backward_ops)),
+        saved_tensors(output) if plan.get("saved") else (),
     )
 
 

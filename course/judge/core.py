@@ -134,6 +134,8 @@ class Judgement:
     def share(self) -> float:
         """The share of the cell's weight earned (0 to 1)."""
         weights = self.judged_properties()
+        if not weights:  # every property is GPU-only and this is no GPU
+            return 0.0
         missing = [p for p in weights if not self.cases[p]]
         if missing:
             raise RuntimeError(f"{self.cell.grade_id}: no case judged property {missing}")

@@ -43,12 +43,13 @@ def stream(text: str):
     return nbformat.v4.new_output("stream", name="stdout", text=text + "\n")
 
 
-def verdict_outputs(report: str, score: float, points: float) -> list:
-    """Outputs that make nbgrader score the cell `score` of `points`."""
+def verdict_outputs(report: str, score: float, points: float, judged: bool = True) -> list:
+    """Outputs that make nbgrader score the cell `score` of `points` (a cell with nothing judged here, GPU-only
+    without a GPU, scores 0 by its value rather than by an error)."""
     outputs = [stream(report)]
     if score >= points:
         return outputs
-    if score > 0:
+    if score > 0 or not judged:
         return [
             *outputs,
             nbformat.v4.new_output("execute_result", data={"text/plain": f"{score:g}"}, execution_count=None),
@@ -117,6 +118,7 @@ def judge_notebook(nb, unit: Unit, student: str, salt: str, requested_sandbox: s
             seeds[grade_id] = seed_for(salt, student, unit.notebook, grade_id)
             kernel_passed, kernel_line = kernel_summary(cell)
             points = points_of(cell)
+            judged = True
             if uses_library:
                 score = 0.0
                 report = "\n".join(
@@ -130,12 +132,14 @@ def judge_notebook(nb, unit: Unit, student: str, salt: str, requested_sandbox: s
                 )
             else:
                 judgement = judge_cell(judge, child, seeds[grade_id], on_gpu)
+                judged = bool(judgement.judged_properties())
                 score = round(points * judgement.share(), 2)
                 report = judgement.report(points, score)
-                if kernel_passed and judge.selfcheck and not judgement.passed(judge.selfcheck):
+                judged_selfcheck = judge.selfcheck in judgement.judged_properties()
+                if kernel_passed and judged_selfcheck and not judgement.passed(judge.selfcheck):
                     reasons.append(f"{grade_id}: {FLAG_SELFCHECK}")
             header = f"{kernel_line}\n{bilingual('种子', 'seed')} {seeds[grade_id]} · sandbox {mechanism}"
-            cell.outputs = verdict_outputs(f"{header}\n{report}", score, points)
+            cell.outputs = verdict_outputs(f"{header}\n{report}", score, points, judged=judged)
             scores[grade_id] = [score, points]
     finally:
         child.close()

@@ -106,11 +106,11 @@ def run(j: Judgement, target: str, plan: dict, *tensors: torch.Tensor):
     """The student's `target` in the child: (output, gradients, launches, operators) of the graded phase."""
     answer = j.call(ENTRY, target, plan, *tensors).result
     j.expect(
-        isinstance(answer, tuple) and len(answer) == 6,
+        isinstance(answer, tuple) and len(answer) == 7,
         f"{target} 的调用没有返回可读的结果",
         f"the call of {target} returned nothing readable",
     )
-    output, grads, fwd_launches, bwd_launches, fwd_ops, bwd_ops = answer
+    output, grads, fwd_launches, bwd_launches, fwd_ops, bwd_ops, _ = answer
     if plan.get("backward"):
         return output, grads, bwd_launches, bwd_ops
     return output, grads, fwd_launches, fwd_ops
