@@ -1,0 +1,43 @@
+"""What the judge runs inside its sandboxed child for a slow-memory exercise: one call of the student's
+function on a `SlowMemory` built here, returned as data.
+
+The counting happens in the child, by this (course) code, next to the student's code; the judge in its own
+process never trusts a total. It receives each element's read and write counts and the output as it ended
+up in slow memory, and checks them itself: every output element written exactly once, every input element
+read at most once, every element that the result depends on read at least once, and nothing else in slow
+memory touched. What remains possible is deliberate tampering with this process (rewriting the counters
+before they are returned), as with every check that runs in the student's process; the judge's static
+scan flags the usual means.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import torch
+
+from utils.isolation import MODULE_NAME
+from utils.judged_run import resolve
+from utils.traffic.slow_memory import SlowMemory, bookkeeping
+
+
+def run(target: str, inputs: list[str], output: str, *args):
+    """Call `target(mem, *rest)` where `mem` holds the leading tensors of `args` under the names `inputs`
+    and a NaN-filled `output` tensor shaped and typed like the first input. Returns (output contents, one
+    read map per input, the output's write map, ((name, read bytes, written bytes), ...) of every tensor)."""
+    tensors, rest = args[: len(inputs)], args[len(inputs) :]
+    with bookkeeping():
+        mem = SlowMemory(**dict(zip(inputs, tensors, strict=True)))
+        mem.add(output, torch.full_like(tensors[0], float("nan")))
+    resolve(sys.modules[MODULE_NAME], target)(mem, *rest)
+    with bookkeeping():
+        stats = tuple((name, s["read_bytes"], s["written_bytes"]) for name, s in mem.stats().items())
+        return (
+            mem.tensor(output).clone(),
+            tuple(mem.read_map(name) for name in inputs),
+            mem.write_map(output),
+            stats,
+        )
+
+
+__all__ = ["run"]

@@ -1,0 +1,320 @@
+"""Count the global-memory traffic of a Triton kernel: run it in Triton's interpreter and record every
+load and store, in bytes per tensor argument and per program.
+
+    traffic = count_traffic(copy_kernel, (triton.cdiv(n, 256),), x, y, n, BLOCK=256)
+    traffic.read_bytes("x"), traffic.written_bytes("y"), traffic.total_bytes(), print(traffic.table())
+
+What is counted: the lanes a `tl.load`/`tl.store` actually performs (masked-off lanes are not memory
+traffic and are not counted), attributed to the tensor argument whose memory they fall in; an atomic
+read-modify-write counts one read and one write per active lane. These are *requested* bytes, what the
+kernel asks of global memory: on a real GPU the L2 cache serves some repeated requests without reaching
+HBM, so the HBM traffic a profiler measures can be lower (never higher, apart from whole-sector rounding).
+
+How: the interpreter runs each program in NumPy through one builder object; while counting, its masked
+load/store entry points (`create_masked_load`, `create_masked_store`, which every plain, masked, atomic
+and descriptor access goes through) are wrapped. Works with or without a GPU: on a GPU machine the kernel
+(and the `@triton.jit` helpers it calls) are interpreted on CPU copies of the arguments, and the results
+are copied back. Autotuning is bypassed: pass every `tl.constexpr` (block sizes) yourself. Checked with
+Triton 3.6 and 3.9; a Triton whose interpreter changed these entry points gets a clear error, never a
+silent wrong count.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+import types
+from collections import defaultdict
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+
+from utils import runtime
+from utils.messages import bilingual
+from utils.traffic.slow_memory import traffic_table
+
+# The parameters (after self) the hook reads, by entry point; other parameters are passed through untouched.
+EXPECTED = {
+    "create_masked_load": ("ptrs", "mask"),
+    "create_masked_store": ("ptrs", "value", "mask"),
+    "create_atomic_rmw": ("rmwOp", "ptr", "val", "mask"),
+}
+
+
+class CounterUnsupported(RuntimeError):
+    """The installed Triton's interpreter does not have the entry points the counter wraps."""
+
+
+@dataclass
+class Region:
+    """The memory of one tensor argument: [start, end) in bytes of the (host) address space."""
+
+    name: str
+    start: int
+    end: int
+    element_size: int
+    contiguous: bool
+    shape: tuple[int, ...]
+
+
+@dataclass
+class Traffic:
+    """What one kernel launch read and wrote, per tensor argument and per program."""
+
+    kernel: str
+    regions: list[Region]
+    bytes: dict[str, list[int]] = field(default_factory=dict)  # name -> [read, written]
+    programs: dict[tuple[int, int, int], dict[str, list[int]]] = field(default_factory=dict)
+    maps: dict[str, list[np.ndarray]] = field(default_factory=dict)  # name -> [reads, writes] per element
+    outside: list[int] = field(default_factory=lambda: [0, 0])  # bytes in no tensor argument
+
+    def read_bytes(self, name: str | None = None) -> int:
+        return self._sum(0, name)
+
+    def written_bytes(self, name: str | None = None) -> int:
+        return self._sum(1, name)
+
+    def total_bytes(self, name: str | None = None) -> int:
+        return self.read_bytes(name) + self.written_bytes(name)
+
+    def _sum(self, which: int, name: str | None) -> int:
+        if name is None:
+            return sum(v[which] for v in self.bytes.values()) + self.outside[which]
+        if name not in self.bytes:
+            raise KeyError(
+                bilingual(
+                    f"{self.kernel} 没有张量参数 {name!r}（有 {list(self.bytes)}）",
+                    f"{self.kernel} has no tensor argument {name!r} (it has {list(self.bytes)})",
+                )
+            )
+        return self.bytes[name][which]
+
+    def read_map(self, name: str) -> np.ndarray:
+        """How many times each element of tensor `name` was read (its shape if contiguous, else flat)."""
+        return self._map(name, 0)
+
+    def write_map(self, name: str) -> np.ndarray:
+        return self._map(name, 1)
+
+    def _map(self, name: str, which: int) -> np.ndarray:
+        region = next(r for r in self.regions if r.name == name)
+        counts = self.maps[name][which]
+        return counts.reshape(region.shape) if region.contiguous else counts
+
+    def program_bytes(self, name: str | None = None) -> dict[tuple[int, int, int], int]:
+        """Bytes (read + written) of each program, for one tensor or for all."""
+        return {
+            pid: sum(rw[0] + rw[1] for n, rw in per.items() if name is None or n == name)
+            for pid, per in sorted(self.programs.items())
+        }
+
+    def table(self) -> str:
+        rows = {name: (rw[0], rw[1]) for name, rw in self.bytes.items()}
+        if any(self.outside):
+            rows[bilingual("张量之外", "outside every tensor")] = tuple(self.outside)
+        return traffic_table(
+            rows,
+            bilingual(f"{self.kernel} 请求的全局内存流量", f"{self.kernel}: requested global-memory traffic"),
+        )
+
+    def __add__(self, other: Traffic) -> Traffic:
+        """The traffic of two launches together (e.g. the three kernels of unfused attention)."""
+        total = Traffic(f"{self.kernel} + {other.kernel}", self.regions + other.regions)
+        for part in (self, other):
+            for name, (read, written) in part.bytes.items():
+                rw = total.bytes.setdefault(name, [0, 0])
+                rw[0], rw[1] = rw[0] + read, rw[1] + written
+            total.outside = [a + b for a, b in zip(total.outside, part.outside, strict=True)]
+        return total
+
+
+def _python_function(kernel) -> types.FunctionType:
+    """The plain function behind a @triton.jit kernel (also through autotune/heuristics wrappers)."""
+    obj = kernel
+    for _ in range(8):
+        if isinstance(obj, types.FunctionType):
+            return obj
+        obj = getattr(obj, "fn", None)
+    raise TypeError(
+        bilingual(
+            f"{kernel!r} 不是 @triton.jit 内核",
+            f"{kernel!r} is not a @triton.jit kernel",
+        )
+    )
+
+
+def _interpreter():
+    """Triton's interpreter module, after checking that the entry points the hook wraps are there."""
+    import triton
+    from triton.runtime import interpreter
+
+    builder = getattr(interpreter, "interpreter_builder", None)
+    for method, wanted in EXPECTED.items():
+        found = getattr(type(builder), method, None)
+        names = tuple(inspect.signature(found).parameters)[1 : 1 + len(wanted)] if found else ()
+        if names != wanted:
+            raise CounterUnsupported(
+                bilingual(
+                    f"Triton {triton.__version__} 的解释器改变了 {method} 的接口（期望参数 {wanted}，得到 {names}），"
+                    "流量计数器无法可靠计数；请使用 Triton 3.6–3.9，或更新 utils/traffic/triton_counter.py",
+                    f"Triton {triton.__version__}'s interpreter changed {method} (expected parameters {wanted}, "
+                    f"found {names}): the traffic counter cannot count reliably. Use Triton 3.6–3.9 or update "
+                    "utils/traffic/triton_counter.py",
+                )
+            )
+    return interpreter
+
+
+class _Recorder:
+    """Attributes the active lanes of each access to a tensor argument and the current program."""
+
+    def __init__(self, builder, regions: list[Region], traffic: Traffic):
+        self.builder, self.regions, self.traffic = builder, regions, traffic
+        for r in regions:
+            traffic.bytes[r.name] = [0, 0]
+            extent = (r.end - r.start) // r.element_size
+            traffic.maps[r.name] = [np.zeros(extent, np.int64), np.zeros(extent, np.int64)]
+
+    def record(self, which: int, ptrs, mask) -> None:
+        addresses = np.asarray(ptrs.data).astype(np.uint64).reshape(-1)
+        if mask is not None:
+            active = np.broadcast_to(np.asarray(mask.data, dtype=bool), np.shape(ptrs.data)).reshape(-1)
+            addresses = addresses[active]
+        program = self.traffic.programs.setdefault(tuple(self.builder.grid_idx), defaultdict(lambda: [0, 0]))
+        unassigned = np.ones(addresses.shape, dtype=bool)
+        for r in self.regions:
+            hit = unassigned & (addresses >= r.start) & (addresses < r.end)
+            count = int(hit.sum())
+            if count:
+                unassigned &= ~hit
+                self.traffic.bytes[r.name][which] += count * r.element_size
+                program[r.name][which] += count * r.element_size
+                offsets = ((addresses[hit] - np.uint64(r.start)) // np.uint64(r.element_size)).astype(
+                    np.int64
+                )
+                np.add.at(self.traffic.maps[r.name][which], offsets, 1)
+        left = int(unassigned.sum())
+        if left:
+            self.traffic.outside[which] += left * _pointer_element_size(ptrs)
+
+
+def _pointer_element_size(ptrs) -> int:
+    element = ptrs.get_element_ty() if hasattr(ptrs, "get_element_ty") else ptrs.dtype.element_ty
+    return max(1, element.primitive_bitwidth // 8)
+
+
+@contextlib.contextmanager
+def _hooked(interpreter, recorder: _Recorder) -> Iterator[None]:
+    """Wrap the builder's memory entry points (on the instance) for the duration of one launch."""
+    builder = interpreter.interpreter_builder
+    load, store, rmw = builder.create_masked_load, builder.create_masked_store, builder.create_atomic_rmw
+
+    def counted_load(ptrs, mask, *rest, **options):
+        recorder.record(0, ptrs, mask)
+        return load(ptrs, mask, *rest, **options)
+
+    def counted_store(ptrs, value, mask, *rest, **options):
+        recorder.record(1, ptrs, mask)
+        return store(ptrs, value, mask, *rest, **options)
+
+    def counted_rmw(op, ptr, val, mask, *rest, **options):
+        recorder.record(0, ptr, mask)
+        recorder.record(1, ptr, mask)
+        return rmw(op, ptr, val, mask, *rest, **options)
+
+    def uncounted_cas(*args, **options):
+        raise CounterUnsupported(
+            bilingual("流量计数器不支持 tl.atomic_cas", "the traffic counter does not support tl.atomic_cas")
+        )
+
+    hooks = {
+        "create_masked_load": counted_load,
+        "create_masked_store": counted_store,
+        "create_atomic_rmw": counted_rmw,
+        "create_atomic_cas": uncounted_cas,
+    }
+    for name, hook in hooks.items():
+        setattr(builder, name, hook)
+    try:
+        yield
+    finally:
+        for name in hooks:
+            builder.__dict__.pop(name, None)
+
+
+@contextlib.contextmanager
+def _interpreted_helpers(fn: types.FunctionType, interpreter) -> Iterator[None]:
+    """On a GPU machine: the @triton.jit helpers the kernel calls, interpreted too while it runs."""
+    from triton.runtime.jit import JITFunction
+
+    changed, seen, pending = [], {fn}, [fn]
+    while pending:
+        namespace = pending.pop().__globals__
+        for name, value in list(namespace.items()):
+            if isinstance(value, JITFunction):
+                changed.append((namespace, name, value))
+                namespace[name] = interpreter.InterpretedFunction(value.fn)
+                if value.fn not in seen:
+                    seen.add(value.fn)
+                    pending.append(value.fn)
+    try:
+        yield
+    finally:
+        for namespace, name, value in reversed(changed):
+            namespace[name] = value
+
+
+def _host_copies(arguments: dict) -> tuple[dict, list[tuple[torch.Tensor, torch.Tensor]]]:
+    """Arguments with every non-CPU tensor replaced by a CPU tensor over a CPU copy of its storage (views
+    of one storage share one copy), and the (device, host) pairs to copy back after the launch."""
+    storages, back, host = {}, [], {}
+    for name, value in arguments.items():
+        if isinstance(value, torch.Tensor) and value.device.type != "cpu":
+            key = value.untyped_storage().data_ptr()
+            if key not in storages:
+                storages[key] = value.untyped_storage().cpu()
+            copy = value.new_empty(0, device="cpu").set_(
+                storages[key], value.storage_offset(), value.size(), value.stride()
+            )
+            back.append((value, copy))
+            host[name] = copy
+        else:
+            host[name] = value
+    return host, back
+
+
+def _region(name: str, t: torch.Tensor) -> Region:
+    if any(s < 0 for s in t.stride()):
+        raise ValueError(bilingual(f"{name} 有负步长", f"{name} has a negative stride"))
+    span = (
+        1 + sum((size - 1) * stride for size, stride in zip(t.shape, t.stride(), strict=True))
+        if t.numel()
+        else 0
+    )
+    size = t.element_size()
+    return Region(name, t.data_ptr(), t.data_ptr() + span * size, size, t.is_contiguous(), tuple(t.shape))
+
+
+def count_traffic(kernel, grid, *args, **kwargs) -> Traffic:
+    """Run `kernel[grid](*args, **kwargs)` in Triton's interpreter and return the bytes it read and wrote.
+
+    Tensors may live on the CPU or a GPU (outputs are copied back either way). Pass every `tl.constexpr`.
+    """
+    interpreter = _interpreter()
+    fn = _python_function(kernel)
+    bound = inspect.signature(fn).bind(*args, **kwargs)
+    host, back = _host_copies(dict(bound.arguments))
+    regions = [_region(n, v) for n, v in host.items() if isinstance(v, torch.Tensor)]
+    traffic = Traffic(fn.__name__, regions)
+    recorder = _Recorder(interpreter.interpreter_builder, regions, traffic)
+    helpers = contextlib.nullcontext() if runtime.interpreter() else _interpreted_helpers(fn, interpreter)
+    with helpers, _hooked(interpreter, recorder):
+        interpreter.InterpretedFunction(fn).run(grid=grid, warmup=False, **host)
+    for device_tensor, host_tensor in back:
+        device_tensor.copy_(host_tensor)
+    return traffic
+
+
+__all__ = ["CounterUnsupported", "Traffic", "count_traffic"]
