@@ -1,8 +1,9 @@
 """Measuring: FLOP counts, timing, peak memory and sweeps over the sequence length N.
 
 Numbers mean most on a GPU. On the CPU (interpreter mode) `time_ms` is wall-clock time of the CPU
-code and `peak_memory_bytes` is the size of the largest single tensor created (see its docstring);
-every record of `sweep` says which device produced it, so plots can label CPU results as such.
+code and `peak_memory_bytes` is the peak of the tensors PyTorch's operators hold (`utils.memory`; see
+its docstring); every record of `sweep` says which device produced it, so plots can label CPU results
+as such.
 
 Typical use in a notebook:
 
@@ -29,7 +30,7 @@ from pathlib import Path
 import torch
 from tqdm import tqdm
 
-from utils.grading import LargestTensor
+from utils import memory
 from utils.runtime import mode
 
 METRICS = ("time_ms", "peak_memory_bytes")
@@ -142,14 +143,14 @@ def peak_memory_bytes(fn: Callable[[], object]) -> int:
     """Extra memory `fn()` needs, in bytes.
 
     GPU: the peak of `torch.cuda.max_memory_allocated` during the call minus what was allocated before
-    it (tensors that already existed do not count). CPU: the size of the largest single tensor PyTorch
-    creates during the call. That is a lower bound on the true peak, but it is exactly where the N×N
-    score matrix of naive attention shows up (and where FlashAttention's tiles do not).
+    it (tensors that already existed do not count). CPU: the peak of the bytes held by the tensors that
+    PyTorch's operators create during the call, each storage counted once from its creation to its release
+    (views and in-place results share it; autograd's saved tensors count while saved), as counted by
+    `utils.memory.LiveTensors`. Scratch buffers a kernel frees before returning are not seen there, so
+    the CPU figure is the tensors' peak, not the process's.
     """
     if not _on_gpu():
-        with LargestTensor() as tracker:
-            fn()
-        return tracker.nbytes
+        return memory.peak_bytes(fn)
     torch.cuda.synchronize()
     baseline = torch.cuda.memory_allocated()
     torch.cuda.reset_peak_memory_stats()

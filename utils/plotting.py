@@ -28,7 +28,7 @@ CJK_FONTS = (
 _METRIC_LABELS = {
     "time_ms": (("时间 (ms)", "time (ms)"), ("时间 (ms)", "time (ms)")),
     "peak_memory_bytes": (
-        ("最大单个张量 (MiB)", "largest tensor (MiB)"),
+        ("张量峰值内存 (MiB)", "peak tensor memory (MiB)"),
         ("峰值显存 (MiB)", "peak memory (MiB)"),
     ),
     "tflops": (("吞吐量 (TFLOP/s)", "throughput (TFLOP/s)"), ("吞吐量 (TFLOP/s)", "throughput (TFLOP/s)")),
@@ -143,3 +143,9 @@ def plot_tile_visits(n_q: int, n_k: int, block_q: int, block_k: int, is_causal: 
     handles = [Patch(facecolor=_TILE_COLOURS[k], edgecolor="black", label=v) for k, v in shown.items()]
     ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.02, 1.0))
     return ax
+
+
+def axes(ax=None):
+    """Matplotlib Axes ready for `text(zh, en)` labels (the CJK font switched on where there is one); a new
+    figure's Axes when `ax` is None. For a unit's own plots."""
+    return _new_axes(ax)

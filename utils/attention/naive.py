@@ -19,6 +19,8 @@ def naive_attention(
     s = torch.matmul(q, k.transpose(-2, -1)) * default_scale(q, scale)
     if is_causal:
         s = s.masked_fill(~causal_mask(q.shape[-2], k.shape[-2], q.device), float("-inf"))
-    p = torch.softmax(s, dim=-1, dtype=torch.promote_types(s.dtype, torch.float32)).to(q.dtype)
+    # The softmax runs in (at least) float32 on an explicit copy of S, on every device alike (PyTorch's
+    # softmax(dtype=float32) skips that copy for float16 on CUDA only), so one memory model fits all.
+    p = torch.softmax(s.to(torch.promote_types(s.dtype, torch.float32)), dim=-1).to(q.dtype)
     o = torch.matmul(p, v)
     return (o, s, p) if return_scores else o
