@@ -1,34 +1,60 @@
-"""Unit 08 runs top to bottom in a fresh kernel: every graded check passes and says which case set ran."""
+"""Unit 08 runs top to bottom in a fresh kernel: every staged self-check passes, and the judge gives the
+solution full marks on every cell this machine can judge."""
 
 from nbgrader.utils import determine_grade
 from notebook_run import ROOT, execute, graded_cells, stderr_of, stdout_of
 
 import utils
 from course import notebooks
+from course.judge.preprocessor import judge_notebook
+from course.judge.units import UNITS
 from utils.checks_flash_triton import CPU_PERFORMANCE_NOTE
 
 NOTEBOOK = ROOT / "source" / "08_flash_attention_triton" / "flash_attention_triton.ipynb"
+STAGES = {
+    "test_forward": 4,
+    "test_dv": 2,
+    "test_dk": 2,
+    "test_dq": 2,
+    "test_memory": 1,
+    "test_performance": 1,
+}
 
 
-def test_unit08_executes_cleanly(tmp_path):
+def test_unit08_executes_cleanly_with_a_self_check_per_stage(tmp_path):
     nb = execute(NOTEBOOK, tmp_path)
     tests = graded_cells(nb)
-    expected = {"test_forward", "test_forward_causal", "test_backward", "test_backward_causal"}
-    assert set(tests) == expected | {"test_memory", "test_performance"}
-    case_set = "interpreter set" if utils.interpreter() else "full GPU set"
+    assert {gid: notebooks.meta(c)["points"] for gid, c in tests.items()} == STAGES
     for grade_id, cell in tests.items():
         assert not stderr_of(cell), f"{grade_id} wrote to stderr (nbgrader would score it 0)"
-        if grade_id in expected:
-            printed = stdout_of(cell)
-            assert "passed 1 cases [" in printed and case_set in printed, f"{grade_id}: {printed!r}"
-    # The performance cell is GPU-only: it scores 0 in the interpreter (by its value, without an error,
-    # so the notebook runs on) and its full points on a GPU, judged the way nbgrader judges it.
+        assert "course/judge/unit08.py" in cell.source, grade_id  # the judge decides the points
+        if grade_id not in ("test_memory", "test_performance"):
+            assert "passed: " in stdout_of(cell) and "cases" in stdout_of(cell), (
+                f"{grade_id}: {stdout_of(cell)!r}"
+            )
+    assert "no N×N intermediate" in stdout_of(tests["test_memory"]) or "peak extra memory" in stdout_of(
+        tests["test_memory"]
+    )
+    # The performance self-check is GPU-only: it scores 0 in the interpreter by its value, without an error.
     performance = tests["test_performance"]
     assert notebooks.is_gpu_only(performance)
     score, max_points = determine_grade(performance)
-    assert max_points == notebooks.meta(performance)["points"] > 0
     if utils.interpreter():
         assert score == 0 and CPU_PERFORMANCE_NOTE in stdout_of(performance)
     else:
         assert score == max_points, stdout_of(performance)
-        assert "forward+backward: your kernels" in stdout_of(performance)
+
+
+def test_the_judge_gives_the_solution_every_point_it_can_judge_here():
+    nb = notebooks.read(NOTEBOOK)
+    summary = judge_notebook(nb, UNITS[NOTEBOOK.name], "alice", "salt", "auto")
+    on_gpu = utils.mode().is_gpu
+    expected = {gid: [float(pts), float(pts)] for gid, pts in STAGES.items()}
+    if not on_gpu:
+        expected["test_performance"] = [0.0, 1.0]  # GPU-only: nothing to judge here
+    assert summary["scores"] == expected and not summary["flagged"], summary
+    performance = next(c for c in nb.cells if notebooks.meta(c).get("grade_id") == "test_performance")
+    assert determine_grade(performance) == (expected["test_performance"][0], 1.0)
+    assert not any(
+        o.get("output_type") == "error" for o in performance.outputs
+    )  # 0 by value, not by an error

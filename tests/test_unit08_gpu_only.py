@@ -4,8 +4,11 @@ judges such cells without a GPU, the check's CPU path, and on a GPU the threshol
 import importlib.util
 import shutil
 import sys
+from pathlib import Path
 
 import pytest
+import torch
+import triton
 from conftest import HAS_GPU
 
 import utils
@@ -16,7 +19,7 @@ from utils import checks_flash_triton
 UNIT = "08_flash_attention_triton"
 NOTEBOOK = "flash_attention_triton.ipynb"
 SLOW = "fwd_row_by_row_no_dot"  # correct, but one query row at a time without tl.dot
-TESTS = {"test_forward", "test_forward_causal", "test_backward", "test_backward_causal", "test_memory"}
+TESTS = {"test_forward", "test_dv", "test_dk", "test_dq", "test_memory"}
 
 
 def source_notebook():
@@ -105,10 +108,15 @@ def test_in_the_interpreter_the_performance_check_scores_zero_quietly(capsys):
 def student_module(tmp_path, replaced: str | None = None):
     """The unit's solution cells as an importable file (a GPU's @triton.jit reads it), one cell replaced."""
     impls = {w.replaces: w.body for w in wrong.load(COURSE.wrong / UNIT) if w.name == replaced}
+    return module_from_cells(tmp_path, impls, replaced or "solution")
+
+
+def module_from_cells(tmp_path, impls: dict[str, str], name: str):
+    """The solution cells, those named in `impls` ({grade_id: source}) replaced, as an imported module."""
     cells = notebooks.solution_cells(source_notebook())
     parts = ["import utils\nimport torch\nimport triton\nimport triton.language as tl"]
     parts += [impls.get(gid) or notebooks.without_markers(cell.source) for gid, cell in cells.items()]
-    name = f"student_{replaced or 'solution'}"
+    name = f"student_{name}"
     path = tmp_path / f"{name}.py"
     path.write_text("\n\n\n".join(parts) + "\n", encoding="utf-8")
     spec = importlib.util.spec_from_file_location(name, path)
@@ -144,3 +152,26 @@ def test_grade_and_demo_say_which_gpu_only_points_a_cpu_run_could_not_award():
     else:
         assert f"{UNIT}/test_performance (1)" in note and "no GPU" in note and "没有 GPU" in note
     assert grade.gpu_only_note(COURSE, rows[1:]) is None  # unit 06 has no GPU-only cells
+
+
+@pytest.mark.gpu
+def test_on_hopper_the_trans_ds_trap_is_caught_and_the_feedback_points_to_troubleshooting():
+    """The dK/dV kernel with dK += tl.dot(tl.trans(ds), q): right in math; on sm90 (Triton 3.2–3.6) its dK is
+    miscompiled for fp16/bf16 with 64-row key blocks. The judge must then give test_dv full marks, take
+    test_dk's half-precision points and say why; where the compiler gets it right, it earns full marks."""
+    from course.judge.preprocessor import judge_notebook
+    from course.judge.units import UNITS
+
+    nb = source_notebook()
+    trap = (Path(__file__).parent / "fixtures" / "unit08_dkdv_trans_ds.py").read_text(encoding="utf-8")
+    cell = next(c for c in nb.cells if notebooks.meta(c).get("grade_id") == "fa_backward_dkdv")
+    cell.source = trap
+    summary = judge_notebook(nb, UNITS[NOTEBOOK], "trap", "salt", "auto")
+    scores = summary["scores"]
+    report = next(c for c in nb.cells if notebooks.meta(c).get("grade_id") == "test_dk").outputs[0]["text"]
+    print(torch.cuda.get_device_name(), triton.__version__, scores["test_dk"], report)
+    assert scores["test_dv"] == [2.0, 2.0]
+    if torch.cuda.get_device_capability()[0] == 9 and scores["test_dk"][0] < 2.0:
+        assert "Hint: dV is right and dK is wrong on Hopper" in report and "排错" in report
+    else:
+        assert scores["test_dk"] == [2.0, 2.0], report
