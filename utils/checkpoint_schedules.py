@@ -2,18 +2,19 @@
 
 The model (unit 05): a chain of n layers; layer i turns x_{i-1} into x_i, whose size is `sizes[i-1]`, and
 autograd keeps x_i for the backward pass when layer i runs with gradients (true of Linear→Tanh blocks:
-Tanh saves its output, the next Linear saves the same tensor as its input). The input x_0 belongs to the
-caller and is not counted; gradient buffers are left out.
+Tanh saves its output, the next Linear saves the same tensor as its input). The input x_0 and the gradient
+of the output belong to the caller and are not counted; buffers inside one layer's forward or backward and
+the parameters' gradients are left out (a constant the measurements show).
 
 A schedule is the set of checkpoints, the layer outputs kept during the forward pass (positions 1 … n-1).
 It follows `torch.utils.checkpoint.checkpoint_sequential`: every segment but the last runs without
 gradients and keeps only its output; the last segment runs with gradients; in the backward pass each earlier
-segment is run again from its checkpoint (the recompute cost) and then backpropagated. No checkpoints is
-plain autograd.
+segment is run again from its checkpoint (the recompute cost) while the gradient of its output (the size of
+that output) waits, and is then backpropagated. No checkpoints is plain autograd.
 
     sizes = [1.0] * 16
-    simulate(sizes, sqrt_checkpoints(16))      # Outcome(peak=7.0, recompute=12.0, …)
-    optimal(sizes)                              # Outcome(peak=6.0, …): uneven segments do better
+    simulate(sizes, sqrt_checkpoints(16))      # Outcome(checkpoints=(4, 8, 12), peak=7.0, recompute=12.0)
+    optimal(sizes)                              # peak 6.0: later segments shorter, since more checkpoints wait
 """
 
 from __future__ import annotations
@@ -59,29 +60,31 @@ def simulate(
     bounds = _boundaries(n, checkpoints)
     segments = list(itertools.pairwise(bounds))
     kept = set(bounds[1:-1])
-    live: dict[int, float] = {}
+    live: dict[int | str, float] = {}  # activation positions, and "grad": the gradient being passed back
     peak = recompute = 0.0
 
-    def add(position: int) -> None:
+    def add(key: int | str, size: float) -> None:
         nonlocal peak
-        live[position] = sizes[position - 1]
+        live[key] = size
         peak = max(peak, sum(live.values()))
 
     *early, (last_start, last_end) = segments
     for start, end in early:  # forward without gradients: only the checkpoints stay
         for i in range(start + 1, end + 1):
-            add(i)
+            add(i, sizes[i - 1])
             if i - 1 in live and i - 1 not in kept:
                 del live[i - 1]
     for i in range(last_start + 1, last_end + 1):  # the last segment keeps everything for backward
-        add(i)
+        add(i, sizes[i - 1])
     for start, end in reversed(segments):
-        if end != n:  # an earlier segment: run it again from its checkpoint, with gradients
+        if end != n:  # an earlier segment: its output's gradient waits while it runs again, with gradients
+            add("grad", sizes[end - 1])
             for i in range(start + 1, end + 1):
-                add(i)
+                add(i, sizes[i - 1])
             recompute += sum(costs[start:end])
         for i in range(start + 1, end + 1):  # backpropagate through the segment: its activations go
             live.pop(i, None)
+        live.pop("grad", None)  # replaced by the gradient of the segment's input (the next one's output)
     return Outcome(tuple(bounds[1:-1]), peak, recompute)
 
 
@@ -118,8 +121,9 @@ def frontier(sizes: Sequence[float], costs: Sequence[float] | None = None) -> li
     """For each possible last checkpoint (which fixes the recompute cost), the schedule of least peak memory.
 
     Dynamic programming over the boundaries: at boundary s keep the Pareto set of (memory stored in
-    checkpoints up to s, peak so far); a segment s → e raises the peak to at least stored + its activations.
-    Sorted by recompute cost; the first entry is plain autograd.
+    checkpoints up to s, peak so far); a segment s → e raises the peak to at least stored + its activations
+    (+ the gradient of its output, size of x_e, unless it is the last segment). Sorted by recompute cost; the
+    first entry is plain autograd.
     """
     n = len(sizes)
     costs = [1.0] * n if costs is None else list(costs)
@@ -127,7 +131,7 @@ def frontier(sizes: Sequence[float], costs: Sequence[float] | None = None) -> li
     states: dict[int, list] = {0: [(0.0, 0.0, ())]}
     for e in range(1, n):
         candidates = [
-            (stored + sizes[e - 1], max(peak, stored + prefix[e] - prefix[s]), (*path, e))
+            (stored + sizes[e - 1], max(peak, stored + prefix[e] - prefix[s] + sizes[e - 1]), (*path, e))
             for s in range(e)
             for stored, peak, path in states[s]
         ]
