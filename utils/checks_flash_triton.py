@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import statistics
 import sys
+from collections.abc import Callable
 
 import torch
 
@@ -256,7 +257,7 @@ def memory(module) -> None:
     run()
     torch.cuda.synchronize()
     extra = torch.cuda.max_memory_allocated() - before
-    check_peak(extra, n, what)
+    print(check_peak(extra, n, what))
 
 
 def peak_bound(n: int) -> int:
@@ -264,7 +265,8 @@ def peak_bound(n: int) -> int:
     return n * n * 2 // 8
 
 
-def check_peak(extra: int, n: int, what: str) -> None:
+def check_peak(extra: int, n: int, what: str) -> str:
+    """Fail when `extra` bytes exceed `peak_bound(n)`; else the line that says how much was used."""
     budget = peak_bound(n)
     if extra > budget:
         raise AssertionError(
@@ -273,42 +275,52 @@ def check_peak(extra: int, n: int, what: str) -> None:
                 f"{what} used {extra / 2**20:.0f} MiB extra, above the {budget / 2**20:.0f} MiB limit (N²/8)",
             )
         )
-    print(
-        bilingual(
-            f"峰值额外显存 {extra / 2**20:.1f} MiB（N={n}，N² 个 fp16 需 {n * n * 2 / 2**20:.0f} MiB）",
-            f"peak extra memory {extra / 2**20:.1f} MiB (N={n}; N² fp16 would be {n * n * 2 / 2**20:.0f} MiB)",
-        )
+    return bilingual(
+        f"峰值额外显存 {extra / 2**20:.1f} MiB（N={n}，N² 个 fp16 需 {n * n * 2 / 2**20:.0f} MiB）",
+        f"peak extra memory {extra / 2**20:.1f} MiB (N={n}; N² fp16 would be {n * n * 2 / 2**20:.0f} MiB)",
     )
+
+
+def perf_calls(attention) -> dict[str, Callable[[], object]]:
+    """{"forward", "forward+backward"}: zero-argument calls of `attention(q, k, v)` on fresh PERF_SHAPE inputs."""
+    b, n_q, n_k, d, dtype = PERF_SHAPE
+    q, k, v = random_qkv(b, n_q, n_k, d, dtype=dtype, device=device())
+    grad_out = torch.randn_like(q)
+    return {
+        "forward": lambda: attention(q, k, v),
+        "forward+backward": lambda: attention(q, k, v).backward(grad_out),
+    }
+
+
+def sdpa(q, k, v):
+    """SDPA on (B, N, d) inputs: its fused kernels need (B, H, N, d); a 3-D input falls back to the slow path."""
+    return torch.nn.functional.scaled_dot_product_attention(q[None], k[None], v[None])[0]
+
+
+def student_attention(module):
+    return lambda q, k, v: module.FlashAttentionTriton.apply(q, k, v, False)
 
 
 def measure_performance(module) -> dict[str, dict[str, float]]:
     """{"forward" | "forward+backward": {"student", "sdpa": median TFLOP/s, "ratio": median per-round
-    student/SDPA throughput}} at PERF_SHAPE on this GPU (see `utils.measure.compare_ms`)."""
-    b, n_q, n_k, d, dtype = PERF_SHAPE
-    q, k, v = random_qkv(b, n_q, n_k, d, dtype=dtype, device=device())
-    grad_out = torch.randn_like(q)
-
-    def student():
-        return module.FlashAttentionTriton.apply(q, k, v, False)
-
-    def sdpa():  # SDPA's fused kernels need (B, H, N, d): a 3-D input falls back to the slow math path
-        return torch.nn.functional.scaled_dot_product_attention(q[None], k[None], v[None])[0]
-
-    def with_backward(fn):
-        return lambda: fn().backward(grad_out)
-
-    runs = {
-        "forward": {"student": student, "sdpa": sdpa},
-        "forward+backward": {"student": with_backward(student), "sdpa": with_backward(sdpa)},
-    }
+    student/SDPA throughput}} at PERF_SHAPE on this GPU, timed in turns (see `utils.measure.compare_ms`)."""
+    b, n_q, n_k, d, _ = PERF_SHAPE
+    calls = {"student": perf_calls(student_attention(module)), "sdpa": perf_calls(sdpa)}
     results = {}
-    for what, fns in runs.items():
+    for what in ("forward", "forward+backward"):
         flops = attention_flops(b, n_q, n_k, d, is_causal=False, backward=what != "forward")
+        fns = {name: runs[what] for name, runs in calls.items()}
         ms = compare_ms(fns, rounds=_PERF_ROUNDS, warmup=_PERF_WARMUP, repeats=_PERF_REPEATS)
         results[what] = {name: flops / statistics.median(times) / 1e9 for name, times in ms.items()}
         ratios = [s / t for s, t in zip(ms["sdpa"], ms["student"], strict=True)]
         results[what]["ratio"] = statistics.median(ratios)
     return results
+
+
+def median_ms(attention) -> tuple[float, float]:
+    """Median ms of `attention`'s (forward, forward+backward) at PERF_SHAPE."""
+    ms = compare_ms(perf_calls(attention), rounds=_PERF_ROUNDS, warmup=_PERF_WARMUP, repeats=_PERF_REPEATS)
+    return statistics.median(ms["forward"]), statistics.median(ms["forward+backward"])
 
 
 def performance(module) -> int | None:
@@ -368,11 +380,11 @@ def sweep_student(module, ns: list[int], batch_heads: int, d: int) -> list[dict]
 
 
 def judged_performance() -> tuple[float, float]:
-    """For the judge's child: (forward, forward+backward) throughput ratios to SDPA of the student's module."""
+    """For the judge's child: the student's median ms (forward, forward+backward) at PERF_SHAPE. The judge
+    times SDPA in its own process, where the student's code cannot reach it."""
     from utils.isolation import MODULE_NAME
 
-    results = measure_performance(sys.modules[MODULE_NAME])
-    return results["forward"]["ratio"], results["forward+backward"]["ratio"]
+    return median_ms(student_attention(sys.modules[MODULE_NAME]))
 
 
 __all__ = [
@@ -392,9 +404,13 @@ __all__ = [
     "judged_performance",
     "lse_and_delta",
     "measure_performance",
+    "median_ms",
     "memory",
     "peak_bound",
+    "perf_calls",
     "performance",
+    "sdpa",
+    "student_attention",
     "sweep_student",
     "transposed",
 ]
