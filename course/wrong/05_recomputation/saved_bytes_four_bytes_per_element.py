@@ -1,0 +1,18 @@
+# selftest-notebook: recomputation.ipynb
+# selftest-replaces: rc_saved_bytes
+# selftest-must-fail: test_saved_bytes
+# Mistake: assumes float32 everywhere: 4 bytes per element, so bfloat16 activations count double.
+# 错误：默认一切都是 float32，每个元素 4 字节，于是 bfloat16 的激活算成了两倍。
+def saved_bytes(module, x):
+    state = {t.untyped_storage().data_ptr() for t in [*module.parameters(), *module.buffers()]}
+    storages = {}
+
+    def pack(tensor):
+        storage = tensor.untyped_storage()
+        if storage.data_ptr() not in state:
+            storages[storage.data_ptr()] = storage.nbytes() // tensor.element_size() * 4
+        return tensor
+
+    with torch.enable_grad(), torch.autograd.graph.saved_tensors_hooks(pack, lambda tensor: tensor):
+        module(x)
+    return sum(storages.values())
