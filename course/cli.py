@@ -40,9 +40,18 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="不在沙箱中运行学生代码（成绩表会注明）/ run students' code without the sandbox (the grades CSV says so)",
     )
+    grade.add_argument(
+        "--resume",
+        action="store_true",
+        help="只评上次未评完的提交（未改动的保留原分数）/ grade only what an earlier run left (unchanged ones keep their scores)",
+    )
     grade.set_defaults(
         run=lambda args: _grade().main(
-            args.submissions, args.timeout, args.jobs, sandbox="none" if args.no_sandbox else "auto"
+            args.submissions,
+            args.timeout,
+            args.jobs,
+            sandbox="none" if args.no_sandbox else "auto",
+            resume=args.resume,
         )
     )
 

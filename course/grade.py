@@ -1,13 +1,18 @@
 """`python -m course grade SUBMISSIONS`: autograde a class, one isolated child process per (student, unit).
 
 Up to `--jobs` (student, unit) pairs are graded at once. nbgrader cannot share one sqlite gradebook between
-concurrent runs, so each pair is graded against a private copy of the course's gradebook; when all are done,
-one `merge` job copies every submission's grades into the course's gradebook (see `course.worker`).
+concurrent runs, so each pair is graded against a private copy of the course's gradebook; as each pair finishes,
+a `merge` job copies its grades into the course's gradebook (one merge at a time, see `course.worker`) and its
+row is saved under `autograded/.progress/`. With `--resume`, pairs whose saved row matches the submission as it
+is now are not graded again: a class too large for one sitting is graded across several.
 """
 
 from __future__ import annotations
 
 import csv
+import dataclasses
+import hashlib
+import json
 import os
 import secrets
 import shutil
@@ -66,6 +71,42 @@ class Row:
             for nb, s in sorted(self.problems.items())
         ]
         return bilingual("；".join(zh for zh, _ in parts), "; ".join(en for _, en in parts))
+
+
+def progress_folder(course: Course) -> Path:
+    """Where each graded pair's row is saved as soon as it is in the gradebook (for `--resume`)."""
+    return course.autograded / ".progress"
+
+
+def submission_digest(course: Course, student: str, unit: str) -> str:
+    """A digest of every file of one submission (names and bytes)."""
+    digest = hashlib.sha256()
+    folder = course.submitted / student / unit
+    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+        digest.update(path.relative_to(folder).as_posix().encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()
+
+
+def save_progress(course: Course, row: Row) -> None:
+    record = dataclasses.asdict(row) | {"sandboxes": sorted(row.sandboxes)}
+    record["digest"] = submission_digest(course, row.student, row.unit)
+    path = progress_folder(course) / f"{row.student}__{row.unit}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_suffix(".partial")
+    partial.write_text(json.dumps(record, ensure_ascii=False), encoding="utf-8")
+    partial.replace(path)
+
+
+def saved_row(course: Course, student: str, unit: str) -> Row | None:
+    """The saved row of a pair graded earlier, if the submission has not changed since."""
+    path = progress_folder(course) / f"{student}__{unit}.json"
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if record.pop("digest", None) != submission_digest(course, student, unit):
+        return None
+    return Row(**record | {"sandboxes": set(record.get("sandboxes", []))})
 
 
 def default_timeout() -> int:
@@ -195,12 +236,17 @@ def grade_pairs(
     log: Path,
     settings: Round = Round(),
 ) -> list[Row]:
-    """Grade the pairs, `jobs` at a time, each in its scratch folder; rows come back in the order of `pairs`."""
-    log_lock = threading.Lock()
+    """Grade the pairs, `jobs` at a time, each in its scratch folder, merging each into the course's gradebook
+    as it finishes; rows come back in the order of `pairs`."""
+    log_lock, merge_lock = threading.Lock(), threading.Lock()
     threads = max(1, cpu_count() // jobs)  # torch's CPU threads per job: concurrent jobs share the cores
 
     def one(student: str, unit: str, folder: Path) -> Row:
         row = grade_pair(course, student, unit, timeout, folder, threads, settings)
+        with merge_lock:
+            merge_gradebooks(course, [row], [folder], folder / "grading.log")
+            if "" not in row.problems:
+                save_progress(course, row)
         with log_lock, log.open("a", encoding="utf-8") as out:
             out.write(f"######## {student}/{unit}\n{(folder / 'grading.log').read_text(encoding='utf-8')}")
         return row
@@ -319,23 +365,38 @@ def grade(
     timeout: float | None = None,
     jobs: int | None = None,
     sandbox: str = "auto",
+    resume: bool = False,
 ) -> list[Row]:
-    """Copy the class into submitted/, autograde every (student, unit), write grades.csv and feedback."""
+    """Copy the class into submitted/, autograde every (student, unit), write grades.csv and feedback.
+
+    `resume`: keep the pairs an earlier run graded (their submissions unchanged) and grade only the rest."""
     if jobs is not None and jobs < 1:
         raise ValueError(bilingual(f"--jobs 至少为 1，收到 {jobs}", f"--jobs must be at least 1, got {jobs}"))
     timeout = timeout or default_timeout()
     back_up_gradebook(course)
     pairs = copy_class(course, submissions)
+    if not resume:
+        shutil.rmtree(progress_folder(course), ignore_errors=True)
     known = set(course.units())
-    graded_pairs = [(student, unit) for student, unit in pairs if unit in known]
+    earlier = {
+        pair: row for pair in pairs if pair[1] in known and (row := saved_row(course, *pair)) is not None
+    }
+    if earlier:
+        print(
+            bilingual(f"继续上次的评分：{len(earlier)} 份已评分", f"resuming: {len(earlier)} already graded")
+        )
+    graded_pairs = [
+        (student, unit) for student, unit in pairs if unit in known and (student, unit) not in earlier
+    ]
     units = sorted({unit for _, unit in graded_pairs})
     if units:
         print(bilingual("正在登记单元到 gradebook……", "registering units in the gradebook…"))
         register_units(course, units)
     log = course.autograded / "grading.log"
     log.parent.mkdir(parents=True, exist_ok=True)
-    log.write_text("", encoding="utf-8")
-    graded: dict[tuple[str, str], Row] = {}
+    if not earlier:
+        log.write_text("", encoding="utf-8")
+    graded: dict[tuple[str, str], Row] = dict(earlier)
     if graded_pairs:
         jobs = jobs or default_jobs(len(graded_pairs), cpu_count(), utils.mode().is_gpu)
         print(bilingual(f"同时评分 {jobs} 份", f"grading {jobs} at a time"))
@@ -343,8 +404,7 @@ def grade(
             folders = [Path(tmp) / f"pair{i}" for i in range(len(graded_pairs))]
             settings = Round(grading_salt(course), sandbox)
             rows = grade_pairs(course, graded_pairs, folders, timeout, jobs, log, settings)
-            merge_gradebooks(course, rows, folders, log)
-        graded = {(row.student, row.unit): row for row in rows}
+        graded.update({(row.student, row.unit): row for row in rows})
     rows = [graded.get(pair) or Row(*pair, 0.0, problems={"": "unknown unit"}) for pair in pairs]
     write_csv(rows, course.root / "grades.csv")
     return rows
@@ -381,8 +441,9 @@ def main(
     jobs: int | None = None,
     course: Course = COURSE,
     sandbox: str = "auto",
+    resume: bool = False,
 ) -> int:
-    rows = grade(course, Path(submissions), timeout, jobs, sandbox)
+    rows = grade(course, Path(submissions), timeout, jobs, sandbox, resume)
     print_table(rows)
     if note := gpu_only_note(course, rows):
         print(note)

@@ -10,6 +10,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from pipeline_fixture import FIXTURE, FIXTURE_COURSE, UNIT
 
 from course import ROOT, grade, release, submissions
@@ -62,17 +63,20 @@ def test_the_gradebook_is_backed_up_before_a_run(tmp_path):
 GRADE_IN_PLACE = """
 import sys
 from pathlib import Path
+
+import pytest
 from course import grade
 from course.layout import Course
 course = Course(Path(sys.argv[1]), Path(sys.argv[2]))
-rows = grade.grade(course, course.submitted, timeout=300, jobs=1)
+rows = grade.grade(course, course.submitted, timeout=300, jobs=1, resume=sys.argv[3] == "resume")
 print("SCORES", sorted((r.student, r.score, r.status) for r in rows))
 """
 
 
-def run_grading(course: Course) -> subprocess.Popen:
+def run_grading(course: Course, resume: bool = False) -> subprocess.Popen:
+    how = "resume" if resume else "again"
     return subprocess.Popen(
-        [sys.executable, "-c", GRADE_IN_PLACE, str(course.root), str(course.wrong)],
+        [sys.executable, "-c", GRADE_IN_PLACE, str(course.root), str(course.wrong), how],
         cwd=ROOT,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
@@ -81,10 +85,8 @@ def run_grading(course: Course) -> subprocess.Popen:
     )
 
 
-def test_grading_killed_half_way_loses_nothing_and_a_rerun_completes(tmp_path):
-    students = ["alice", "bob", "carol"]
-    course = fixture_course(tmp_path / "course", students)
-    before = digest(course.submitted)
+def kill_after_first_pair(course: Course) -> None:
+    """Start grading the course in place and SIGKILL it once the first student's unit is graded."""
     first = run_grading(course)
     log = course.autograded / "grading.log"
     deadline = time.monotonic() + 240
@@ -93,11 +95,30 @@ def test_grading_killed_half_way_loses_nothing_and_a_rerun_completes(tmp_path):
     assert first.poll() is None, first.communicate()[0]
     os.killpg(first.pid, signal.SIGKILL)
     first.wait()
+
+
+@pytest.mark.parametrize("resume", [False, True], ids=["rerun", "resume"])
+def test_grading_killed_half_way_loses_nothing_and_a_rerun_completes(tmp_path, resume):
+    """Killed after the first pair: nothing is lost; a plain rerun grades everything again, `--resume` only
+    what the first run had not finished (the first pair is graded once in all)."""
+    students = ["alice", "bob", "carol"]
+    course = fixture_course(tmp_path / "course", students)
+    before = digest(course.submitted)
+    kill_after_first_pair(course)
     assert digest(course.submitted) == before
-    second = run_grading(course)
+    done = [s for s in students if f"######## {s}/" in (course.autograded / "grading.log").read_text()]
+    assert len(done) >= 1
+    second = run_grading(course, resume)
     out, _ = second.communicate(timeout=600)
     assert second.returncode == 0, out
     full = sum(grade.max_points(p) for p in (course.source / UNIT).glob("*.ipynb"))
     assert f"SCORES {sorted((s, full, 'graded') for s in students)}" in out
     assert digest(course.submitted) == before
     assert list((course.root / "gradebook_backups").glob("gradebook-*.db"))  # the rerun backed up the first's
+    log = (course.autograded / "grading.log").read_text()
+    if resume:
+        assert f"resuming: {len(done)} already graded" in out
+        assert all(log.count(f"######## {s}/") == 1 for s in students), log.count("########")
+        assert (course.root / "grades.csv").read_text().count("\n") == len(students) + 1
+    else:
+        assert all(log.count(f"######## {s}/") == 1 for s in students)  # a plain rerun starts a fresh log
