@@ -2,7 +2,8 @@
 
 For every unit: the source notebooks (reference solutions) must score full marks, the untouched release
 (stubs) must score 0 on every test cell, every wrong implementation in `course/wrong/<unit>/` must lose
-points on each test cell it names, and every legitimate variant in `course/variants/<unit>/` must keep full
+points on each test cell it names (and fail the visible self-check of each cell its `selftest-selfcheck-fails`
+header names), and every legitimate variant in `course/variants/<unit>/` must keep full
 marks. Each graded exercise needs at least three wrong implementations, and five variants where the unit has
 a variants folder. With `--red-team`, every attack in `course/redteam/<unit>/` must earn no more than its caps
 (its honest score) and be flagged (or not) as its header says.
@@ -45,6 +46,7 @@ class Case:
     kind: str  # "solution", "variant", "stubs", "wrong" or "redteam"
     submission: object  # the notebook to hand in
     must_fail: tuple[str, ...] = ()
+    selfcheck_fails: tuple[str, ...] = ()  # test cells whose visible self-check must fail in the notebook
     attack: wrong.WrongImpl | None = None  # a red-team case's caps and flag
     result: dict = field(default_factory=dict)  # {"status": …, "scores": {grade_id: [score, max]}}
 
@@ -71,6 +73,10 @@ class Case:
             kept = [g for g in self.must_fail if g not in tests or scores.get(g, [0.0])[0] >= tests[g]]
             if kept:
                 return f"does not lose points on {kept} ({status})"
+            selfchecks = (self.result.get("judge") or {}).get("selfchecks", {})
+            unnoticed = [g for g in self.selfcheck_fails if selfchecks.get(g, True)]
+            if unnoticed:
+                return f"the visible self-check passes on {unnoticed}"
         return None
 
     def attack_verdict(self, scores: dict) -> str | None:
@@ -104,6 +110,9 @@ def static_problems(
         unknown = [g for g in impl.must_fail if g not in notebooks.test_cells(nb)]
         if unknown:
             problems.append(f"{impl.path.name}: {unknown} are not test cells of {impl.notebook}")
+        unlisted = [g for g in impl.selfcheck_fails if g not in impl.must_fail]
+        if unlisted:
+            problems.append(f"{impl.path.name}: selfcheck-fails {unlisted} are not in its must-fail")
     for impl in variants:
         if impl.notebook not in sources or impl.replaces not in notebooks.solution_cells(
             sources[impl.notebook]
@@ -149,7 +158,15 @@ def cases_for(
         for impl in impls:
             if impl.notebook == nb_name and impl.replaces in notebooks.solution_cells(source):
                 cases.append(
-                    Case(unit, nb_name, f"wrong-{impl.name}", "wrong", replaced(source, impl), impl.must_fail)
+                    Case(
+                        unit,
+                        nb_name,
+                        f"wrong-{impl.name}",
+                        "wrong",
+                        replaced(source, impl),
+                        impl.must_fail,
+                        impl.selfcheck_fails,
+                    )
                 )
         for impl in extra:
             if impl.notebook == nb_name and impl.replaces in notebooks.solution_cells(source):

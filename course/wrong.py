@@ -24,6 +24,7 @@ class WrongImpl:
     caps: dict[str, float] | None = None  # red team: the most each test cell may earn
     flagged: bool | None = None  # red team: whether the judge must flag the submission
     delete: tuple[str, ...] = ()  # red team: test cells removed from the submitted notebook
+    selfcheck_fails: tuple[str, ...] = ()  # test cells whose visible self-check must fail in the notebook
 
     @property
     def name(self) -> str:
@@ -73,6 +74,7 @@ def parse(path: Path, kind: str = "wrong") -> WrongImpl:
         caps,
         flagged,
         _names(fields.get("delete", "")),
+        _names(fields.get("selfcheck-fails", "")),
     )
 
 

@@ -80,3 +80,21 @@ def test_wrong_file_header_is_parsed():
     assert (impl.notebook, impl.replaces) == ("softmax.ipynb", "softmax_impl")
     assert impl.must_fail == ("test_sums_to_one", "test_matches_reference")
     assert impl.body.startswith("def stable_softmax(xs):") and "selftest" not in impl.body
+
+
+def test_a_mistake_whose_visible_self_check_passes_is_a_surprise_when_its_header_says_it_must_fail():
+    scores = {"scores": {"test_x": [0.5, 1.0]}, "status": "graded"}
+    case = selftest.Case("u", "n.ipynb", "wrong-w", "wrong", None, ("test_x",), ("test_x",))
+    case.result = {**scores, "judge": {"selfchecks": {"test_x": True}}}
+    assert case.verdict({"test_x": 1.0}) == "the visible self-check passes on ['test_x']"
+    case.result = {**scores, "judge": {"selfchecks": {"test_x": False}}}
+    assert case.verdict({"test_x": 1.0}) is None
+
+
+def test_selfcheck_fails_header_is_parsed(tmp_path):
+    path = tmp_path / "w.py"
+    path.write_text(
+        "# selftest-notebook: n.ipynb\n# selftest-replaces: impl\n# selftest-must-fail: test_a, test_b\n"
+        "# selftest-selfcheck-fails: test_a\ndef f():\n    pass\n"
+    )
+    assert wrong.parse(path).selfcheck_fails == ("test_a",)

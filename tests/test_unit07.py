@@ -1,10 +1,11 @@
-"""Unit 07: the notebook runs top to bottom (every self-check passes, nothing on stderr in test cells); the
-child's entry point reports views, gradients, launches and operators; the judge gives the solution full marks
-and partial credit to a kernel that ignores the strides."""
+"""Unit 07: the notebook runs top to bottom (every self-check passes once, nothing on stderr in test cells, no
+repeated banner); the child's entry point reports views, gradients, launches and operators; the judge gives the
+solution full marks and partial credit to a kernel that ignores the strides."""
 
 import sys
 import types
 
+import pytest
 import torch
 import triton  # noqa: I001  (after utils: it chooses the interpreter first)
 import triton.language as tl
@@ -14,6 +15,7 @@ import utils
 from course import notebooks, wrong
 from course.judge import preprocessor, units
 from utils import judged_triton
+from utils.runtime import CPU_BANNER
 
 NOTEBOOK = ROOT / "source" / "07_triton_basics" / "triton_basics.ipynb"
 
@@ -25,7 +27,15 @@ def test_unit07_executes_cleanly(tmp_path):
     for grade_id, cell in tests.items():
         assert not stderr_of(cell), f"{grade_id} wrote to stderr (nbgrader would score it 0)"
         printed = stdout_of(cell)
-        assert "self-check" in printed and "passed:" in printed, f"{grade_id}: the self-check did not pass"
+        assert printed.count("self-check passed:") == 1, (
+            f"{grade_id}: the pass line should appear once: {printed}"
+        )
+        assert CPU_BANNER not in printed, (
+            f"{grade_id}: the CPU banner belongs to the notebook's first cell only"
+        )
+        assert not [o for o in cell.outputs if o.output_type == "execute_result"], (
+            "run_check's value was echoed"
+        )
         assert "BEGIN HIDDEN TESTS" not in cell.source, f"{grade_id}: hidden tests belong to the judge"
         assert "course/judge/unit07.py" in cell.source
     masks = next(c for c in nb.cells if "double_kernel[(1,)]" in c.source)
@@ -34,15 +44,16 @@ def test_unit07_executes_cleanly(tmp_path):
 
 
 @triton.jit
-def _copy_kernel(src_ptr, dst_ptr, n, BLOCK: tl.constexpr):
+def _copy_kernel(src_ptr, dst_ptr, n, BLOCK: tl.constexpr, MASKED: tl.constexpr):
     offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    tl.store(dst_ptr + offsets, tl.load(src_ptr + offsets, mask=offsets < n), mask=offsets < n)
+    inside = offsets < n if MASKED else offsets >= 0
+    tl.store(dst_ptr + offsets, tl.load(src_ptr + offsets, mask=inside), mask=inside)
 
 
-def _copy(x):
+def _copy(x, masked=True):
     x = x.contiguous()
     y = torch.empty_like(x)
-    _copy_kernel[(triton.cdiv(x.numel(), 16),)](x, y, x.numel(), BLOCK=16)
+    _copy_kernel[(triton.cdiv(x.numel(), 16),)](x, y, x.numel(), BLOCK=16, MASKED=masked)
     return y
 
 
@@ -51,17 +62,29 @@ def test_the_childs_entry_point_reports_views_gradients_launches_and_operators(m
     student.copy_kernel, student.copy, student.triple = _copy_kernel, _copy, lambda x: x * 3
     monkeypatch.setitem(sys.modules, judged_triton.MODULE_NAME, student)
     data = torch.randn(5, 7, device=utils.device())
-    out, grads, launches, _, ops, _ = judged_triton.run("copy", {"views": ["t"]}, data)
+    out, grads, launches, _, ops, _, _ = judged_triton.run("copy", {"views": ["t"]}, data)
     assert torch.equal(out, data.T) and grads == () and launches == 1 and "mul" not in ops
-    out, _, launches, _, ops, _ = judged_triton.run("triple", {"views": ["step2"]}, data)
+    out, _, launches, _, ops, _, _ = judged_triton.run("triple", {"views": ["step2"]}, data)
     assert torch.equal(out, data[:, ::2] * 3) and launches == 0 and "mul" in ops
     plan = {"views": ["t"], "backward": "sum", "grad_of": [0]}
-    out, (grad,), _, backward_launches, _, backward_ops = judged_triton.run("triple", plan, data)
+    out, (grad,), _, backward_launches, _, backward_ops, _ = judged_triton.run("triple", plan, data)
     assert grad.shape == (7, 5) and torch.equal(grad, torch.full((7, 5), 3.0, device=grad.device))
     assert backward_launches == 0 and "mul" in backward_ops
     row = torch.randn(1, device=utils.device())
     out, *_ = judged_triton.run("copy", {"views": [["expand", [4]]]}, row)
     assert torch.equal(out, row.expand(4))
+
+
+def test_the_childs_guard_catches_a_store_past_the_end(monkeypatch):
+    student = types.ModuleType(judged_triton.MODULE_NAME)
+    student.copy_kernel, student.copy = _copy_kernel, _copy
+    student.copy_unmasked = lambda x: _copy(x, masked=False)
+    monkeypatch.setitem(sys.modules, judged_triton.MODULE_NAME, student)
+    data = torch.randn(13, device=utils.device())
+    out, *_ = judged_triton.run("copy", {"guard": True}, data)
+    assert torch.equal(out, data)
+    with pytest.raises(AssertionError, match="stored 3 element"):
+        judged_triton.run("copy_unmasked", {"guard": True}, data)
 
 
 def test_the_judge_gives_the_solution_full_marks_and_strided_bugs_partial_credit():

@@ -1,131 +1,147 @@
 """Visible self-checks of unit 07 (Triton basics), run in a child process by `utils.isolation.run_check`.
 
-Each check takes the exported student module and runs a few small cases (odd sizes, more than one program,
-float16, a non-contiguous input); the hidden tests are run by the judge, outside the student's code.
-Interfaces the notebook fixes:
-  - `weighted_sum_forward(x, weight) -> y`, y = Σ_d x[..., d]·weight[d], for x (..., D), weight (D,);
-  - `WeightedSum.apply(x, weight)`, whose backward calls `weighted_sum_backward(grad_y, x, weight)`;
-  - `softmax_rows(x, block_c)`: softmax of each row of a 2-D x, in column tiles of width block_c.
-Tolerances are relative to the size of the result: a sum of D products of N(0, 1) numbers is about
-√D in size, so the absolute tolerance grows with √D; fp16 results also carry fp16 rounding (2⁻¹¹).
+Each check runs one small case per property the judge grades (course/judge/unit07.py), so a solution that
+passes here fails a hidden case only on the judge's random, larger sizes:
+  - `weighted_sum_forward(x, weight) -> y`, y = Σ_c x[..., c]·weight[c], for x (..., C), weight (C,):
+    odd sizes over several programs and column tiles; one row and C = 1; float16 on a 3-D x (y in
+    float16); a transposed x;
+  - `WeightedSum.apply(x, weight)`, whose backward calls `weighted_sum_backward(grad_y, x, weight)`: the
+    same, the last one backpropagating y.sum(), whose gradient arrives as a stride-0 tensor;
+  - `softmax_rows(x, block_c)`: scores around 100 over several column tiles; ordinary scores with a
+    partial last tile (masked lanes must not count); one column; float16; a transposed x.
+Inputs sit between NaN margins and outputs the student's code allocates start as `UNWRITTEN`, inside
+guarded margins (`utils.guarded`): a missing mask or store fails the same way on every run.
+Tolerances are relative to the size of the result: a sum of C products of N(0, 1) numbers is about
+√C in size, so the absolute tolerance grows with √C; fp16 results also carry fp16 rounding (2⁻¹¹).
 """
 
 from __future__ import annotations
 
+import contextlib
+
 import torch
 
 from utils.grading import assert_close
+from utils.guarded import GuardedAllocations, padded
 from utils.messages import bilingual
 from utils.runtime import device
 from utils.triton_checks import MATMUL_OPS, count_launches, forbid_torch_ops, require_launches
 
-_TOL = {torch.float32: 1e-5, torch.float16: 2e-3}
+TOL = {torch.float32: 1e-5, torch.float16: 2e-3}
+LAYOUT = {None: "", "t": ", transposed view"}
 
-# (leading dims, D, dtype, transposed x): 37 rows and D = 100 span several programs and column tiles
-_WS_CASES = [
-    ((37,), 100, torch.float32, False),
-    ((3, 5), 33, torch.float16, False),
-    ((21,), 70, torch.float32, True),
+# (leading dims, C, dtype, layout): 37 rows and C = 101 span three programs of 16 rows and two tiles of 64
+# columns (the skeleton's tiles); then one row and one column; float16 on a 3-D x; a transposed x.
+WS_CASES = [
+    ((37,), 101, torch.float32, None),
+    ((1,), 1, torch.float32, None),
+    ((3, 5), 33, torch.float16, None),
+    ((21,), 69, torch.float32, "t"),
 ]
-# (rows, columns, block_c, dtype, transposed x): rows longer than a tile, one column, a strided view
-_SM_CASES = [
-    (4, 100, 32, torch.float32, False),
-    (5, 1, 16, torch.float32, False),
-    (3, 70, 16, torch.float16, False),
-    (9, 45, 16, torch.float32, True),
+# (rows, columns, block_c, dtype, layout, score offset): large scores over several tiles; ordinary scores
+# whose last tile is partial (13 of 16 columns); one column; float16; a transposed x.
+SM_CASES = [
+    (4, 101, 32, torch.float32, None, 100.0),
+    (3, 45, 16, torch.float32, None, 0.0),
+    (5, 1, 16, torch.float32, None, 100.0),
+    (3, 69, 16, torch.float16, None, 100.0),
+    (9, 45, 16, torch.float32, "t", 100.0),
 ]
+FORWARD_OPS = (*MATMUL_OPS, "mul", "sum")
+BACKWARD_OPS = (*MATMUL_OPS, "mul")  # the partial sums of grad_w may be added up with torch
+SOFTMAX_OPS = ("exp", "exp2", "_softmax", "softmax", "logsumexp", "amax", "max", "sum", "div")
 
 
-def _random(*shape, dtype, transposed=False):
-    if transposed:  # the same shape, as a transposed view of a contiguous tensor (strides swapped)
-        return _random(*shape[:-2], shape[-1], shape[-2], dtype=dtype).transpose(-2, -1)
-    return torch.randn(*shape, device=device(), dtype=torch.float32).to(dtype)
+def name(dtype: torch.dtype) -> str:
+    return str(dtype).removeprefix("torch.")
 
 
-def _describe(shape, dtype, transposed) -> str:
-    return f"{tuple(shape)}{', transposed' if transposed else ''}, {str(dtype).removeprefix('torch.')}"
+def random_input(shape, dtype, layout=None, scale=1.0, offset=0.0) -> torch.Tensor:
+    """Random N(offset, scale²) data of logical `shape`, between NaN margins; "t": a transposed view."""
+    stored = (*shape[:-2], shape[-1], shape[-2]) if layout == "t" else shape
+    data = padded((torch.randn(*stored, device=device()) * scale + offset).to(dtype))
+    return data.transpose(-2, -1) if layout == "t" else data
 
 
-def _check_dtype(result, dtype, what):
+@contextlib.contextmanager
+def student_call(module, forbidden, what):
+    """Run the student's code: guarded allocations, forbidden torch ops; then require a launch, no stray store."""
+    with GuardedAllocations() as guard, count_launches(module) as launches, forbid_torch_ops(forbidden, what):
+        yield
+    require_launches(launches, what)
+    guard.check(what)
+
+
+def same_dtype(result, dtype, what):
     if result.dtype != dtype:
         raise AssertionError(
             bilingual(
-                f"{what} 的数据类型应为 {dtype}，得到 {result.dtype}",
-                f"{what} should have dtype {dtype}, got {result.dtype}",
+                f"{what} 的数据类型应为 {name(dtype)}，得到 {name(result.dtype)}",
+                f"{what} should have dtype {name(dtype)}, got {name(result.dtype)}",
             )
         )
 
 
-def _report(n_cases: int) -> str:
-    line = bilingual(f"通过：{n_cases} 个用例", f"passed: {n_cases} cases")
-    print(f"{bilingual('自检', 'self-check')}: {line}")
-    return line
+def report(n_cases: int) -> None:
+    """Print the pass line (nothing returned: the notebook would echo it a second time)."""
+    plural = "case" if n_cases == 1 else "cases"
+    print(bilingual(f"自检通过：{n_cases} 个用例", f"self-check passed: {n_cases} {plural}"))
 
 
-def weighted_sum_forward(module) -> str:
+def weighted_sum_forward(module) -> None:
     """y = weighted_sum_forward(x, w) against float64, computed by the student's kernel."""
-    for lead, d, dtype, transposed in _WS_CASES:
-        what = bilingual(
-            f"加权和前向（x {_describe((*lead, d), dtype, transposed)}）",
-            f"weighted-sum forward (x {_describe((*lead, d), dtype, transposed)})",
-        )
-        x, weight = _random(*lead, d, dtype=dtype, transposed=transposed), _random(d, dtype=dtype)
-        with count_launches(module) as launches, forbid_torch_ops((*MATMUL_OPS, "mul", "sum"), what):
+    for lead, c, dtype, layout in WS_CASES:
+        what = f"weighted_sum_forward(x {(*lead, c)}{LAYOUT[layout]}, {name(dtype)})"
+        x, weight = random_input((*lead, c), dtype, layout), random_input((c,), dtype)
+        with student_call(module, FORWARD_OPS, what):
             y = module.weighted_sum_forward(x, weight)
-        require_launches(launches, what)
-        expected = x.double() @ weight.double()
-        assert_close(y, expected, what, atol=_TOL[dtype] * 10 * d**0.5, rtol=_TOL[dtype] * 5)
-        _check_dtype(y, dtype, what)
-    return _report(len(_WS_CASES))
+        assert_close(
+            y, x.double() @ weight.double(), what, atol=TOL[dtype] * 10 * c**0.5, rtol=TOL[dtype] * 5
+        )
+        same_dtype(y, dtype, what)
+    report(len(WS_CASES))
 
 
-def weighted_sum_backward(module) -> str:
+def weighted_sum_backward(module) -> None:
     """Gradients of WeightedSum.apply(x, w) against float64, computed by the student's kernels; the
     transposed case backpropagates y.sum(), whose gradient reaches the backward as a stride-0 tensor."""
-    for lead, d, dtype, transposed in _WS_CASES:
-        what = bilingual(
-            f"加权和反向（x {_describe((*lead, d), dtype, transposed)}）",
-            f"weighted-sum backward (x {_describe((*lead, d), dtype, transposed)})",
+    for lead, c, dtype, layout in WS_CASES:
+        by_sum = layout == "t"
+        what = (
+            f"WeightedSum.apply(x {(*lead, c)}{LAYOUT[layout]}, {name(dtype)}{', y.sum()' if by_sum else ''})"
         )
-        x = _random(*lead, d, dtype=dtype, transposed=transposed).requires_grad_(True)
-        weight = _random(d, dtype=dtype).requires_grad_(True)
-        grad_y = torch.ones(lead, device=device(), dtype=dtype) if transposed else _random(*lead, dtype=dtype)
-        y = module.WeightedSum.apply(x, weight)
-        seed = y.sum() if transposed else y
-        # The partial sums of grad_w may be added up with torch (a small tensor), so "sum" is allowed.
-        with count_launches(module) as launches, forbid_torch_ops((*MATMUL_OPS, "mul"), what):
-            seed.backward(None if transposed else grad_y)
-        require_launches(launches, what)
+        x = random_input((*lead, c), dtype, layout).requires_grad_(True)
+        weight = random_input((c,), dtype).requires_grad_(True)
+        grad_y = torch.ones(lead, device=device(), dtype=dtype) if by_sum else random_input(lead, dtype)
+        with GuardedAllocations() as guard:
+            y = module.WeightedSum.apply(x, weight)
+        guard.check(what)
+        seed = y.sum() if by_sum else y
+        with student_call(module, BACKWARD_OPS, what):
+            seed.backward(None if by_sum else grad_y)
         g, x64, w64 = grad_y.double(), x.detach().double(), weight.detach().double()
         rows = g.numel()
-        assert_close(
-            x.grad, g[..., None] * w64, what + " grad_x", atol=_TOL[dtype] * 10, rtol=_TOL[dtype] * 5
-        )
-        expected_w = (g[..., None] * x64).reshape(rows, d).sum(0)
-        assert_close(
-            weight.grad, expected_w, what + " grad_w", atol=_TOL[dtype] * 10 * rows**0.5, rtol=_TOL[dtype] * 5
-        )
-        _check_dtype(x.grad, dtype, what + " grad_x")
-        _check_dtype(weight.grad, dtype, what + " grad_w")
-    return _report(len(_WS_CASES))
+        atol, rtol = TOL[dtype] * 10, TOL[dtype] * 5
+        assert_close(x.grad, g[..., None] * w64, what + " grad_x", atol=atol, rtol=rtol)
+        expected_w = (g[..., None] * x64).reshape(rows, c).sum(0)
+        assert_close(weight.grad, expected_w, what + " grad_w", atol=atol * rows**0.5, rtol=rtol)
+        same_dtype(x.grad, dtype, what + " grad_x")
+        same_dtype(weight.grad, dtype, what + " grad_w")
+    report(len(WS_CASES))
 
 
-def softmax_rows(module) -> str:
-    """softmax_rows(x, block_c) against float64 on rows longer than one tile, with large offsets."""
-    for rows, cols, block_c, dtype, transposed in _SM_CASES:
-        what = bilingual(
-            f"分块行 softmax（x {_describe((rows, cols), dtype, transposed)}, block_c={block_c}）",
-            f"tiled row softmax (x {_describe((rows, cols), dtype, transposed)}, block_c={block_c})",
-        )
-        # Large positive scores (around 100) overflow exp() unless the row maximum is subtracted.
-        x = (_random(rows, cols, dtype=torch.float32, transposed=transposed) * 5 + 100).to(dtype)
-        forbidden = ("exp", "_softmax", "softmax", "logsumexp", "amax", "max", "sum", "div")
-        with count_launches(module) as launches, forbid_torch_ops(forbidden, what):
+def softmax_rows(module) -> None:
+    """softmax_rows(x, block_c) against float64: rows longer than one tile, large and ordinary scores."""
+    for rows, cols, block_c, dtype, layout, offset in SM_CASES:
+        what = f"softmax_rows(x ({rows}, {cols}){LAYOUT[layout]}, block_c={block_c}, {name(dtype)})"
+        # Scores around 100 overflow exp() unless the row maximum is subtracted; ordinary scores show masked
+        # lanes that load 0.0 instead of -inf (they add e^(0 - m) to the sum).
+        x = random_input((rows, cols), dtype, layout, scale=5.0 if offset else 1.0, offset=offset)
+        with student_call(module, SOFTMAX_OPS, what):
             y = module.softmax_rows(x, block_c)
-        require_launches(launches, what)
-        assert_close(y, torch.softmax(x.double(), dim=-1), what, atol=_TOL[dtype] * 10, rtol=_TOL[dtype] * 20)
-        _check_dtype(y, dtype, what)
-    return _report(len(_SM_CASES))
+        assert_close(y, torch.softmax(x.double(), dim=-1), what, atol=TOL[dtype] * 10, rtol=TOL[dtype] * 20)
+        same_dtype(y, dtype, what)
+    report(len(SM_CASES))
 
 
 __all__ = ["softmax_rows", "weighted_sum_backward", "weighted_sum_forward"]

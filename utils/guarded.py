@@ -7,8 +7,10 @@ whatever lies there: a check may pass, fail or crash the process, differently on
 - every floating-point tensor the code allocates with an `empty` factory (`torch.empty`, `empty_like`,
   `new_empty`, …) starts filled with `UNWRITTEN` instead of leftover memory, so an element the kernel never
   stored is recognisable (`unwritten`), and the same every run;
-- that tensor lives in the middle of a larger buffer whose margins also hold `UNWRITTEN`: a store past
-  either end lands in a margin, where `check` finds it, instead of in another tensor;
+- that tensor, and any made by a filling factory (`ones_like`, `zeros`, `full`, …, autograd's gradient of
+  `y.sum()` among them), lives in the middle of a larger buffer whose margins hold `UNWRITTEN`: a load past
+  either end reads `UNWRITTEN`, and a store there lands in a margin, where `check` finds it, instead of in
+  another tensor;
 - `padded(t)` gives a copy of an input inside NaN margins: a load past its end reads NaN, every run.
 """
 
@@ -21,6 +23,9 @@ from utils.messages import bilingual
 
 UNWRITTEN = -7777.0  # what a guarded allocation holds until a kernel stores into it
 EMPTY_FACTORIES = frozenset({"empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided"})
+FILLING_FACTORIES = frozenset(
+    {"ones", "ones_like", "zeros", "zeros_like", "full", "full_like", "new_ones", "new_zeros", "new_full"}
+)
 MARGIN = 4096  # elements on each side, beyond the tensor's own size (a tile row past the end fits)
 
 
@@ -64,8 +69,9 @@ class GuardedAllocations(TorchDispatchMode):
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         out = func(*args, **(kwargs or {}))
+        name = func.overloadpacket.__name__
         if (
-            func.overloadpacket.__name__ in EMPTY_FACTORIES
+            name in EMPTY_FACTORIES | FILLING_FACTORIES
             and isinstance(out, torch.Tensor)
             and out.is_floating_point()
             and out.device.type != "meta"
@@ -73,6 +79,9 @@ class GuardedAllocations(TorchDispatchMode):
             span = _span(out)
             margin = _margin(span)
             buffer = torch.full((2 * margin + span,), UNWRITTEN, dtype=out.dtype, device=out.device)
+            if name in FILLING_FACTORIES:  # keep the values it was filled with
+                inside = torch.empty(0, dtype=out.dtype, device=out.device)
+                inside.set_(buffer.untyped_storage(), margin, out.shape, out.stride()).copy_(out)
             out.set_(buffer.untyped_storage(), margin, out.shape, out.stride())
             self.allocations.append((buffer, margin, span, tuple(out.shape)))
         return out

@@ -9,7 +9,10 @@ judge calls `run` (the unit's preamble imports this module) and gets back, besid
 - the gradients when the judge asked for a backward pass (of a given gradient, or of `out.sum()`, whose
   gradient autograd hands on as a stride-0 broadcast);
 - how many times the student's own `@triton.jit` kernels were launched, and which PyTorch operators ran,
-  in the forward call and in the backward pass separately.
+  in the forward call and in the backward pass separately;
+- with `plan["guard"]`, the inputs sit between NaN margins and what the student's code allocates starts as
+  `utils.guarded.UNWRITTEN` between guarded margins: a missing mask or store fails the same way every run,
+  and a store outside an allocation fails the call.
 
 Like `utils.judged_run`, this decides nothing: the judge, in its own process, compares the outputs with its
 float64 references and reads the launches and operators against what the notebook allows.
@@ -23,6 +26,7 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from utils.grading import saved_tensors
+from utils.guarded import GuardedAllocations, padded
 from utils.isolation import MODULE_NAME
 from utils.judged_run import resolve
 from utils.messages import bilingual
@@ -57,6 +61,23 @@ def view(tensor: torch.Tensor, how) -> torch.Tensor:
     raise ValueError(f"unknown view {how!r}")
 
 
+class _Unguarded:
+    """Stands in for `GuardedAllocations` when the plan asks for no guard."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def check(self, what: str) -> None:
+        pass
+
+
+def guarded(on: bool):
+    return GuardedAllocations() if on else _Unguarded()
+
+
 def run(target: str, plan: dict, *tensors):
     """Call `target` (a dotted name in the student's module) on `tensors` (and plain values), each tensor
     viewed as `plan["views"]` says.
@@ -68,6 +89,9 @@ def run(target: str, plan: dict, *tensors):
     operators, saved tensors)."""
     module = sys.modules[MODULE_NAME]
     backward = plan.get("backward")
+    guard = plan.get("guard", False)
+    if guard:
+        tensors = tuple(padded(t) if isinstance(t, torch.Tensor) else t for t in tensors)
     grad = tensors[-1] if backward == "grad" else None
     inputs = tensors[:-1] if backward == "grad" else tensors
     views = list(plan.get("views") or []) + [None] * len(inputs)
@@ -81,8 +105,9 @@ def run(target: str, plan: dict, *tensors):
         if args[i] is not leaves[i]:
             args[i].retain_grad()  # the gradient of the view the student's code saw
     function = resolve(module, target)
-    with count_launches(module) as launches, OperatorLog() as forward_ops:
+    with guarded(guard) as allocations, count_launches(module) as launches, OperatorLog() as forward_ops:
         output = function(*args)
+    allocations.check(target)
     forward_launches = sum(launches.values())
     grads, backward_launches, backward_ops = (), 0, set()
     if backward is not None:
@@ -91,8 +116,9 @@ def run(target: str, plan: dict, *tensors):
                 bilingual("输出不可求导（没有 grad_fn）", "the output is not differentiable (no grad_fn)")
             )
         seed = output.sum() if backward == "sum" else output
-        with count_launches(module) as launches, OperatorLog() as log:
+        with guarded(guard) as allocations, count_launches(module) as launches, OperatorLog() as log:
             seed.backward(None if backward == "sum" else grad)
+        allocations.check(f"{target} backward")
         backward_launches, backward_ops = sum(launches.values()), log.names
         grads = tuple(args[i].grad for i in grad_of)
     return (

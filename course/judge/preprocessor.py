@@ -99,7 +99,8 @@ class Judge(NbGraderPreprocessor):
 
 
 def judge_notebook(nb, unit: Unit, student: str, salt: str, requested_sandbox: str) -> dict:
-    """Judge the notebook's cells in place; return the summary (scores, seeds, sandbox, flags)."""
+    """Judge the notebook's cells in place; return the summary (scores, seeds, sandbox, flags, and whether
+    each cell's visible self-check passed in the notebook)."""
     mechanism, _ = sandbox.choose(requested_sandbox)
     source = module_source(nb, unit.student_cells, unit.preamble)
     findings = scan(source, unit.banned)
@@ -108,7 +109,7 @@ def judge_notebook(nb, unit: Unit, student: str, salt: str, requested_sandbox: s
     on_gpu = utils.mode().is_gpu
     settings = {"banned": unit.banned, "ban_fused_attention": True}
     child = Child(source, settings, mechanism)
-    scores, seeds = {}, {}
+    scores, seeds, selfchecks = {}, {}, {}
     try:
         for cell in nb.cells:
             grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
@@ -117,6 +118,7 @@ def judge_notebook(nb, unit: Unit, student: str, salt: str, requested_sandbox: s
             judge = unit.cells[grade_id]
             seeds[grade_id] = seed_for(salt, student, unit.notebook, grade_id)
             kernel_passed, kernel_line = kernel_summary(cell)
+            selfchecks[grade_id] = kernel_passed
             points = points_of(cell)
             judged = True
             if uses_library:
@@ -149,4 +151,5 @@ def judge_notebook(nb, unit: Unit, student: str, salt: str, requested_sandbox: s
         "sandbox": mechanism,
         "flagged": bool(reasons),
         "reasons": reasons,
+        "selfchecks": selfchecks,
     }

@@ -6,10 +6,14 @@ pass), and reports how often the student's own Triton kernels were launched and 
 ran. A case passes only when a kernel ran, none of the operators the notebook reserves for the kernel ran,
 and the outputs (shape, dtype, values) match the judge's float64 reference.
 
-Tolerances against float64: a sum of D products of N(0, 1) numbers is about √D in size, so the absolute
-tolerance of y grows with √D (grad_w: with √rows); float32 results carry float32 rounding (2⁻²⁴ per
-operation, summed in tiles), float16 results fp16 rounding (2⁻¹¹ relative). Softmax rows use scores
-around 100 (exp(100) overflows float32 unless the row maximum is subtracted).
+Inputs sit between NaN margins and what the student's code allocates starts as a sentinel between guarded
+margins (`plan["guard"]`, `utils.guarded`), so a missing mask or store fails the same way every run.
+
+Tolerances against float64: a sum of C products of N(0, 1) numbers is about √C in size, so the absolute
+tolerance of y grows with √C (grad_w: with √rows); float32 results carry float32 rounding (2⁻²⁴ per
+operation, summed in tiles), float16 results fp16 rounding (2⁻¹¹ relative). Softmax rows mostly use scores
+around 100 (exp(100) overflows float32 unless the row maximum is subtracted); ordinary scores and scores
+around −100 show masked lanes that load 0.0 instead of −inf.
 """
 
 from __future__ import annotations
@@ -61,8 +65,11 @@ SOFTMAX_OPS = (
     "div",
 )
 
-ODD = "float32：奇数行数与 D，多个程序、多个 D 分块 · float32: odd rows and D, several programs and D tiles"
-EDGES = "小尺寸：一行、D = 1（不足一个分块）· small sizes: a single row, D = 1 (less than one tile)"
+ODD = (
+    "float32：奇数行数与列数，多个程序、多个列分块 · "
+    "float32: odd rows and columns, several programs and column tiles"
+)
+EDGES = "小尺寸：一行、C = 1（不足一个分块）· small sizes: a single row, C = 1 (less than one tile)"
 HALF = "float16 输入（float32 累加，输出 float16）· float16 inputs (accumulated in float32, float16 result)"
 STRIDED = "非连续的 x（转置视图、隔列取）· non-contiguous x (a transposed view, every other column)"
 STRIDE0 = (
@@ -72,6 +79,10 @@ STRIDE0 = (
 LONG = (
     "float32，行比 block_c 长（多个列分块，分数约为 100）· "
     "float32, rows longer than block_c (several column tiles, scores around 100)"
+)
+TAIL = (
+    "最后一个分块不满：普通分数与 −100 左右的分数（掩码外读 −∞）· "
+    "a partial last tile: ordinary scores and scores around −100 (masked lanes load −inf)"
 )
 SHORT = "短行：1 列、少于 block_c 列 · short rows: one column, fewer columns than block_c"
 HALF_SOFTMAX = "float16 输入与输出 · float16 inputs and output"
@@ -104,7 +115,7 @@ def layout_data(j: Judgement, shape: tuple[int, ...], dtype, layout) -> tuple[to
 
 def run(j: Judgement, target: str, plan: dict, *tensors: torch.Tensor):
     """The student's `target` in the child: (output, gradients, launches, operators) of the graded phase."""
-    answer = j.call(ENTRY, target, plan, *tensors).result
+    answer = j.call(ENTRY, target, {**plan, "guard": True}, *tensors).result
     j.expect(
         isinstance(answer, tuple) and len(answer) == 7,
         f"{target} 的调用没有返回可读的结果",
@@ -139,47 +150,47 @@ def same_dtype(j: Judgement, tensor, dtype, what: str) -> None:
     )
 
 
-def forward_case(j: Judgement, prop: str, lead: tuple[int, ...], d: int, dtype, layout=None) -> None:
-    sent, x = layout_data(j, (*lead, d), dtype, layout)
-    weight = j.randn(d, dtype=dtype)
-    what = f"weighted_sum_forward(x {(*lead, d)}{LAYOUT[layout]}, {name(dtype)})"
+def forward_case(j: Judgement, prop: str, lead: tuple[int, ...], c: int, dtype, layout=None) -> None:
+    sent, x = layout_data(j, (*lead, c), dtype, layout)
+    weight = j.randn(c, dtype=dtype)
+    what = f"weighted_sum_forward(x {(*lead, c)}{LAYOUT[layout]}, {name(dtype)})"
     with j.case(prop, what):
         plan = {"views": [layout, None]}
         y, _, launches, ops = run(j, "weighted_sum_forward", plan, sent, weight)
         (y,) = j.tensors(y, 1, what)
         kernel_did_the_work(j, what, launches, ops, FORWARD_OPS)
         expected = x.double() @ weight.double()
-        j.close(y, expected, what, atol=TOL[dtype] * 10 * d**0.5, rtol=TOL[dtype] * 5)
+        j.close(y, expected, what, atol=TOL[dtype] * 10 * c**0.5, rtol=TOL[dtype] * 5)
         same_dtype(j, y, dtype, what)
 
 
 @UNIT.cell("test_ws_forward", {ODD: 1, EDGES: 0.5, HALF: 0.5, STRIDED: 0.5}, selfcheck=ODD, timeout=240)
 def ws_forward(j: Judgement) -> None:
-    forward_case(j, ODD, (37,), 100, torch.float32)  # the visible self-check's case
+    forward_case(j, ODD, (37,), 101, torch.float32)  # the visible self-check's case
     forward_case(j, ODD, (j.odd(17, 120),), j.odd(65, 260), torch.float32)
     forward_case(j, ODD, (3, j.odd(7, 20)), j.odd(129, 200), torch.float32)
-    forward_case(j, EDGES, (1,), 1, torch.float32)
+    forward_case(j, EDGES, (1,), 1, torch.float32)  # the visible self-check's case
     forward_case(j, EDGES, (1,), j.odd(3, 40), torch.float32)
     forward_case(j, EDGES, (j.odd(3, 16),), 1, torch.float16)
     forward_case(j, HALF, (3, 5), 33, torch.float16)  # the visible self-check's case
     forward_case(j, HALF, (j.odd(17, 120),), j.odd(65, 260), torch.float16)
-    forward_case(j, STRIDED, (21,), 70, torch.float32, "t")  # the visible self-check's case
+    forward_case(j, STRIDED, (21,), 69, torch.float32, "t")  # the visible self-check's case
     forward_case(j, STRIDED, (j.odd(17, 80),), j.odd(65, 200), torch.float32, "step2")
     forward_case(j, STRIDED, (j.odd(17, 80),), j.odd(65, 200), torch.float16, "t")
-    if j.on_gpu:  # thousands of rows and programs, D over a thousand
+    if j.on_gpu:  # thousands of rows and programs, C over a thousand
         forward_case(j, ODD, (j.odd(2001, 4100),), j.odd(1025, 2100), torch.float32)
         forward_case(j, HALF, (j.odd(2001, 4100),), j.odd(1025, 2100), torch.float16)
         forward_case(j, STRIDED, (j.odd(1025, 2100),), j.odd(1025, 2100), torch.float32, "t")
 
 
 def backward_case(
-    j: Judgement, prop: str, lead: tuple[int, ...], d: int, dtype, layout=None, how: str = "grad"
+    j: Judgement, prop: str, lead: tuple[int, ...], c: int, dtype, layout=None, how: str = "grad"
 ) -> None:
     """Gradients of `WeightedSum.apply(x, weight)` for a random upstream gradient (`how="grad"`), for
     `y.sum()` (`how="sum"`, autograd hands on a stride-0 grad_y) or of a direct call
     `weighted_sum_backward(grad_y, x, weight)` with a stride-0 grad_y (`how="direct"`)."""
-    sent, x = layout_data(j, (*lead, d), dtype, layout)
-    weight = j.randn(d, dtype=dtype)
+    sent, x = layout_data(j, (*lead, c), dtype, layout)
+    weight = j.randn(c, dtype=dtype)
     if how == "direct":
         row = j.randn(*lead[:-1], 1, dtype=dtype)  # one value per leading row, broadcast along the last axis
         grad_y = row.expand(*lead)
@@ -191,7 +202,7 @@ def backward_case(
         plan = {"views": [layout, None], "backward": how, "grad_of": [0, 1]}
         tensors = (sent, weight, grad_y) if how == "grad" else (sent, weight)
     label = {"grad": "", "sum": ", y.sum()", "direct": ", stride-0 grad_y"}[how]
-    what = f"{target}(x {(*lead, d)}{LAYOUT[layout]}, {name(dtype)}{label})"
+    what = f"{target}(x {(*lead, c)}{LAYOUT[layout]}, {name(dtype)}{label})"
     with j.case(prop, what):
         output, grads, launches, ops = run(j, target, plan, *tensors)
         if how == "direct":
@@ -201,7 +212,7 @@ def backward_case(
         g, x64, w64 = grad_y.double(), x.double(), weight.double()
         rows = g.numel()
         j.close(grad_x, g[..., None] * w64, f"{what} grad_x", atol=TOL[dtype] * 10, rtol=TOL[dtype] * 5)
-        expected_w = (g[..., None] * x64).reshape(rows, d).sum(0)
+        expected_w = (g[..., None] * x64).reshape(rows, c).sum(0)
         atol = TOL[dtype] * 10 * rows**0.5
         j.close(grad_w, expected_w, f"{what} grad_w", atol=atol, rtol=TOL[dtype] * 5)
         same_dtype(j, grad_x, dtype, f"{what} grad_x")
@@ -210,27 +221,31 @@ def backward_case(
 
 @UNIT.cell("test_ws_backward", {ODD: 1, EDGES: 0.5, HALF: 0.5, STRIDE0: 0.5}, selfcheck=ODD, timeout=240)
 def ws_backward(j: Judgement) -> None:
-    backward_case(j, ODD, (37,), 100, torch.float32)  # the visible self-check's case
+    backward_case(j, ODD, (37,), 101, torch.float32)  # the visible self-check's case
     backward_case(j, ODD, (j.odd(17, 120),), j.odd(65, 260), torch.float32)
     backward_case(j, ODD, (3, j.odd(7, 20)), j.odd(129, 200), torch.float32)
-    backward_case(j, EDGES, (1,), 1, torch.float32)
+    backward_case(j, EDGES, (1,), 1, torch.float32)  # the visible self-check's case
     backward_case(j, EDGES, (1,), j.odd(3, 40), torch.float32)
     backward_case(j, EDGES, (j.odd(3, 16),), 1, torch.float16)
     backward_case(j, HALF, (3, 5), 33, torch.float16)  # the visible self-check's case
     backward_case(j, HALF, (j.odd(17, 120),), j.odd(65, 260), torch.float16)
-    backward_case(j, STRIDE0, (21,), 70, torch.float32, "t", how="sum")  # the visible self-check's case
+    backward_case(j, STRIDE0, (21,), 69, torch.float32, "t", how="sum")  # the visible self-check's case
     backward_case(j, STRIDE0, (j.odd(17, 80),), j.odd(65, 200), torch.float32, how="sum")
     backward_case(j, STRIDE0, (3, j.odd(7, 20)), j.odd(65, 200), torch.float16, "t", how="sum")
     backward_case(j, STRIDE0, (j.odd(17, 80),), j.odd(65, 200), torch.float32, "step2", how="direct")
-    if j.on_gpu:  # thousands of rows and programs, D over a thousand
+    if j.on_gpu:  # thousands of rows and programs, C over a thousand
         backward_case(j, ODD, (j.odd(2001, 4100),), j.odd(1025, 2100), torch.float32)
         backward_case(j, HALF, (j.odd(2001, 4100),), j.odd(1025, 2100), torch.float16)
         backward_case(j, STRIDE0, (j.odd(1025, 2100),), j.odd(1025, 2100), torch.float32, "t", how="sum")
 
 
-def softmax_case(j: Judgement, prop: str, rows: int, cols: int, block_c: int, dtype, layout=None) -> None:
+def softmax_case(
+    j: Judgement, prop: str, rows: int, cols: int, block_c: int, dtype, layout=None, offset: float = 100.0
+) -> None:
+    """Scores N(offset, 5²), or N(0, 1) for offset 0: around 100, exp overflows unless the row maximum is
+    subtracted; ordinary or around −100, a masked lane that loads 0.0 adds e^(0 − m) or becomes the maximum."""
     sent, _ = layout_data(j, (rows, cols), torch.float32, layout)
-    sent = (sent * 5 + 100).to(dtype)  # large scores: exp overflows unless the row maximum is subtracted
+    sent = (sent * (5 if offset else 1) + offset).to(dtype)
     x = seen(sent, layout)
     what = f"softmax_rows(x ({rows}, {cols}){LAYOUT[layout]}, block_c={block_c}, {name(dtype)})"
     with j.case(prop, what):
@@ -244,19 +259,23 @@ def softmax_case(j: Judgement, prop: str, rows: int, cols: int, block_c: int, dt
 
 @UNIT.cell(
     "test_softmax_rows",
-    {LONG: 1, SHORT: 0.5, HALF_SOFTMAX: 0.5, STRIDED_SOFTMAX: 0.5},
+    {LONG: 1, TAIL: 0.5, SHORT: 0.5, HALF_SOFTMAX: 0.5, STRIDED_SOFTMAX: 0.5},
     selfcheck=LONG,
     timeout=240,
 )
 def softmax_rows(j: Judgement) -> None:
-    softmax_case(j, LONG, 4, 100, 32, torch.float32)  # the visible self-check's case
+    softmax_case(j, LONG, 4, 101, 32, torch.float32)  # the visible self-check's case
     softmax_case(j, LONG, j.odd(3, 30), j.odd(129, 600), j.rng.choice([32, 64]), torch.float32)
     softmax_case(j, LONG, 2, j.odd(1025, 2100), 128, torch.float32)
+    softmax_case(j, TAIL, 3, 45, 16, torch.float32, offset=0.0)  # the visible self-check's case
+    softmax_case(j, TAIL, j.odd(3, 20), j.odd(65, 300), j.rng.choice([32, 64]), torch.float32, offset=0.0)
+    softmax_case(j, TAIL, j.odd(3, 20), j.odd(17, 200), 16, torch.float32, offset=-100.0)
+    softmax_case(j, TAIL, j.odd(3, 20), j.odd(65, 300), 64, torch.float16, offset=0.0)
     softmax_case(j, SHORT, 5, 1, 16, torch.float32)  # the visible self-check's case
     softmax_case(j, SHORT, 1, 1, 16, torch.float32)
     softmax_case(j, SHORT, j.odd(3, 20), j.odd(3, 16), 16, torch.float32)
     softmax_case(j, SHORT, j.odd(3, 20), j.odd(33, 64), 64, torch.float32)
-    softmax_case(j, HALF_SOFTMAX, 3, 70, 16, torch.float16)  # the visible self-check's case
+    softmax_case(j, HALF_SOFTMAX, 3, 69, 16, torch.float16)  # the visible self-check's case
     softmax_case(j, HALF_SOFTMAX, j.odd(3, 30), j.odd(129, 600), 64, torch.float16)
     softmax_case(j, HALF_SOFTMAX, j.odd(3, 20), j.odd(3, 16), 16, torch.float16)
     softmax_case(j, STRIDED_SOFTMAX, 9, 45, 16, torch.float32, "t")  # the visible self-check's case
@@ -264,5 +283,6 @@ def softmax_rows(j: Judgement) -> None:
     softmax_case(j, STRIDED_SOFTMAX, j.odd(3, 20), j.odd(129, 400), 64, torch.float16, "step2")
     if j.on_gpu:  # rows of many thousand columns, hundreds of programs
         softmax_case(j, LONG, j.odd(129, 300), j.odd(8193, 20000), 1024, torch.float32)
+        softmax_case(j, TAIL, j.odd(129, 300), j.odd(8193, 20000), 1024, torch.float32, offset=-100.0)
         softmax_case(j, HALF_SOFTMAX, j.odd(129, 300), j.odd(8193, 20000), 1024, torch.float16)
         softmax_case(j, STRIDED_SOFTMAX, j.odd(1025, 2100), j.odd(1025, 2100), 256, torch.float32, "t")

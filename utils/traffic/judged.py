@@ -40,4 +40,22 @@ def run(target: str, inputs: list[str], output: str, *args):
         )
 
 
-__all__ = ["run"]
+def plain(value):
+    """A JSON value as the student's function expects it: lists become tuples, "torch.float16" a dtype."""
+    if isinstance(value, list):
+        return tuple(plain(v) for v in value)
+    if (
+        isinstance(value, str)
+        and value.startswith("torch.")
+        and isinstance(getattr(torch, value[6:], None), torch.dtype)
+    ):
+        return getattr(torch, value[6:])
+    return value
+
+
+def call(target: str, *args):
+    """Call `target(*args)` with the arguments the judge could only send as JSON turned back (`plain`)."""
+    return resolve(sys.modules[MODULE_NAME], target)(*(plain(a) for a in args))
+
+
+__all__ = ["call", "plain", "run"]

@@ -1,6 +1,7 @@
 # selftest-notebook: triton_basics.ipynb
 # selftest-replaces: softmax_rows
 # selftest-must-fail: test_softmax_rows
+# selftest-selfcheck-fails: test_softmax_rows
 # Mistake: uses n_cols as the row stride (assumes a contiguous input). / 错误：假设输入连续，用列数当行步长。
 @triton.jit
 def softmax_kernel(x_ptr, y_ptr, n_cols, stride_x_row, stride_x_col, stride_y_row, stride_y_col,

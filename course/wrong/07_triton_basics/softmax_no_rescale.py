@@ -1,6 +1,7 @@
 # selftest-notebook: triton_basics.ipynb
 # selftest-replaces: softmax_rows
 # selftest-must-fail: test_softmax_rows
+# selftest-selfcheck-fails: test_softmax_rows
 # Mistake: online softmax without rescaling the running sum when the maximum grows. / 错误：最大值变大时没有重新缩放运行和。
 @triton.jit
 def softmax_kernel(x_ptr, y_ptr, n_cols, stride_x_row, stride_x_col, stride_y_row, stride_y_col,

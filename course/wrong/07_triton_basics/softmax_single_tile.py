@@ -1,6 +1,7 @@
 # selftest-notebook: triton_basics.ipynb
 # selftest-replaces: softmax_rows
 # selftest-must-fail: test_softmax_rows
+# selftest-selfcheck-fails: test_softmax_rows
 # Mistake: reads only the first block_c columns of each row. / 错误：每行只读前 block_c 列。
 @triton.jit
 def softmax_kernel(x_ptr, y_ptr, n_cols, stride_x_row, stride_x_col, stride_y_row, stride_y_col,

@@ -1,0 +1,10 @@
+# selftest-notebook: io_aware.ipynb
+# selftest-replaces: ai_roofline
+# selftest-must-fail: test_roofline
+# Mistake: attainable = intensity × bandwidth without the compute roof (a compute-bound op "exceeds" the peak).
+# 错误：可达速度 = 强度 × 带宽，没有计算的屋顶（受计算限制的操作"超过"了峰值）。
+def roofline(flops, nbytes, peak_flops, peak_bandwidth):
+    """(attainable FLOP/s, "memory" or "compute") of an operation under the roofline model."""
+    intensity = flops / nbytes
+    bound = "memory" if intensity < peak_flops / peak_bandwidth else "compute"
+    return intensity * peak_bandwidth, bound
