@@ -80,6 +80,17 @@ def test_scan_flags_tampering():
     assert {"sys.excepthook", "os._exit", "sys.modules", "opening files"} <= {what for _, what in found}
 
 
+def test_scan_flags_patched_modules_and_threads_but_not_own_attributes():
+    patched = (
+        "import utils.judged_triton as judged\nfrom utils import grading\njudged.run = None\ngrading.x[0] = 1"
+    )
+    assert kinds(patched) == {("tampering", "patching an imported module")}
+    assert ("tampering", "threads") in kinds("from concurrent.futures import ThreadPoolExecutor")
+    assert ("tampering", "setattr") in kinds("import torch\nsetattr(torch, 'mm', None)")
+    own = "import torch\nclass F:\n    def forward(ctx, q):\n        ctx.is_causal = True\n        q[0] = 1\n"
+    assert kinds(own) == set()
+
+
 def test_the_module_keeps_definitions_and_leaves_demo_calls_out():
     nb = notebooks.read(UNIT06)
     source = student_code.module_source(nb, units.UNITS[UNIT06.name].student_cells, "import torch")

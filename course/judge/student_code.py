@@ -4,7 +4,7 @@ The module is the unit's preamble (its imports, fixed by the course) followed by
 and assignments of the solution cells, in notebook order; other top-level statements (demo calls, prints)
 are left out. The scan reads that text, never runs it: calls to library attention or the course's
 references cost the notebook's judged points; other tampering signs (exception hooks, `sys.modules`,
-exits, killing processes, reading files) flag the submission for review.
+exits, killing processes, reading files, threads, patching an imported module) flag the submission for review.
 """
 
 from __future__ import annotations
@@ -36,6 +36,12 @@ TAMPERING = {
     "killpg": "killing processes",
     "signal": "signals",
     "subprocess": "subprocesses",
+    "multiprocessing": "subprocesses",
+    "threading": "threads",
+    "_thread": "threads",
+    "concurrent": "threads",
+    "setattr": "setattr",
+    "delattr": "delattr",
     "ctypes": "ctypes",
     "open": "opening files",
     "reload": "module reload",
@@ -97,6 +103,36 @@ def _names(node: ast.AST) -> list[str]:
     return []
 
 
+def _imported(tree: ast.AST) -> set[str]:
+    """The names that import statements bind (`import utils.grading` binds `utils`)."""
+    return {
+        (alias.asname or alias.name).split(".")[0]
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Import | ast.ImportFrom)
+        for alias in node.names
+    }
+
+
+def _patched(node: ast.AST, imported: set[str]) -> bool:
+    """Whether `node` assigns or deletes an attribute or item of an imported name (`grading.assert_close = …`):
+    graded code has no reason to change a module it imported, the checks and the judge's child included."""
+    if isinstance(node, ast.Assign | ast.Delete):
+        targets = node.targets
+    elif isinstance(node, ast.AugAssign | ast.AnnAssign):
+        targets = [node.target]
+    else:
+        return False
+    for target in targets:
+        for part in target.elts if isinstance(target, ast.Tuple | ast.List) else [target]:
+            if not isinstance(part, ast.Attribute | ast.Subscript):
+                continue
+            while isinstance(part, ast.Attribute | ast.Subscript):
+                part = part.value
+            if isinstance(part, ast.Name) and part.id in imported:
+                return True
+    return False
+
+
 def scan(source: str, banned: list[str] = ()) -> list[Finding]:
     """Suspicious lines of the student's module (`banned`: the unit's "module:attribute" names)."""
     try:
@@ -106,10 +142,14 @@ def scan(source: str, banned: list[str] = ()) -> list[Finding]:
     lines = source.splitlines()
     exact = {name.partition(":")[2] for name in banned}
     findings: dict[tuple[str, int, str], Finding] = {}
+    imported = _imported(tree)
     for node in ast.walk(tree):
         line = getattr(node, "lineno", None)
         if line is None:
             continue
+        if _patched(node, imported):
+            what = "patching an imported module"
+            findings.setdefault(("tampering", line, what), Finding("tampering", what, line, lines[line - 1]))
         for name in _names(node):
             for word in [w for w in FUSED_ATTENTION if w in name] + ([name] if name in exact else []):
                 findings.setdefault(
