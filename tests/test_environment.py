@@ -1,4 +1,5 @@
-"""pyproject.toml and environment.yml name the same packages with the same version ranges."""
+"""pyproject.toml and environment.yml name the same packages with the same version ranges (one documented
+exception: conda's numpy bound, see environment.yml)."""
 
 import re
 import tomllib
@@ -7,6 +8,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 CONDA_NAMES = {"pytorch": "torch"}  # conda package name -> pip distribution name
 CONDA_ONLY = {"python", "pip"}
+# Conda cannot ask for "triton >= 3.7 or numpy < 2.4" (Triton < 3.7's CPU interpreter breaks with NumPy >= 2.4);
+# pip installs get triton >= 3.7 from course.sh on CPU machines, conda environments get numpy < 2.4.
+CONDA_STRICTER = {"numpy": ">=1.26,<2.4"}
 
 
 def split(requirement: str) -> tuple[str, str]:
@@ -33,7 +37,11 @@ def conda_requirements() -> dict[str, str]:
 
 
 def test_same_packages_and_ranges():
-    assert conda_requirements() == pip_requirements()
+    assert conda_requirements() == pip_requirements() | CONDA_STRICTER
+
+
+def test_pip_installs_on_a_cpu_get_a_triton_whose_interpreter_works_with_any_numpy():
+    assert 'pip "triton>=3.7,<4"' in (ROOT / "course.sh").read_text()
 
 
 def test_environment_installs_the_project_itself():
