@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import random
 import shutil
 import tempfile
 import time
@@ -27,8 +28,11 @@ UNIT = "08_flash_attention_triton"
 
 def class_plan(students: int) -> list[tuple[str, str, dict[str, str], tuple[str, ...] | None]]:
     """(student id, kind, overrides {grade_id: source}, cells that must lose points or None) for each student."""
+    shuffle = random.Random(0).shuffle  # the same class every run, spread over every exercise
     variants = [("variant", w) for w in wrong.load(COURSE.variants / UNIT, "variant")]
     wrongs = [("wrong", w) for w in wrong.load(COURSE.wrong / UNIT)]
+    shuffle(variants)
+    shuffle(wrongs)
     pool = [("solution", None)]
     for i in range(max(len(variants), len(wrongs))):
         pool += [*variants[i : i + 1], *wrongs[i : i + 1]]
