@@ -21,7 +21,7 @@ from __future__ import annotations
 import torch
 
 from course.judge.core import Judgement, Unit
-from utils.triton_checks import MATMUL_OPS
+from utils.checks_triton_basics import BACKWARD_OPS, FORWARD_OPS, LAYOUT, SOFTMAX_OPS, TOL, name
 
 UNIT = Unit(
     "triton_basics.ipynb",
@@ -45,26 +45,6 @@ UNIT = Unit(
     ],
 )
 ENTRY = "utils.judged_triton.run"
-TOL = {torch.float32: 1e-5, torch.float16: 2e-3}
-
-# The PyTorch operators that would do the kernel's work (the notebook: "no torch multiply or sum"; backward:
-# "torch may only add up the partial sums"; softmax: "the exp, max and sum must happen in your kernel").
-FORWARD_OPS = (*MATMUL_OPS, "mul", "sum")
-BACKWARD_OPS = (*MATMUL_OPS, "mul")
-SOFTMAX_OPS = (
-    "exp",
-    "exp2",
-    "_softmax",
-    "softmax",
-    "_log_softmax",
-    "log_softmax",
-    "logsumexp",
-    "amax",
-    "max",
-    "sum",
-    "div",
-)
-
 ODD = (
     "float32：奇数行数与列数，多个程序、多个列分块 · "
     "float32: odd rows and columns, several programs and column tiles"
@@ -87,13 +67,6 @@ TAIL = (
 SHORT = "短行：1 列、少于 block_c 列 · short rows: one column, fewer columns than block_c"
 HALF_SOFTMAX = "float16 输入与输出 · float16 inputs and output"
 STRIDED_SOFTMAX = "非连续的 x（转置视图、隔列取）· non-contiguous x (a transposed view, every other column)"
-
-
-LAYOUT = {None: "", "t": ", transposed view", "step2": ", every other column"}
-
-
-def name(dtype: torch.dtype) -> str:
-    return str(dtype).removeprefix("torch.")
 
 
 def seen(sent: torch.Tensor, layout) -> torch.Tensor:
