@@ -237,6 +237,7 @@ def forward(j: Judgement) -> None:
     forward_case(j, STRIDED, 1, j.odd(33, 130), j.odd(33, 130), 32, F32, False, "t")
     forward_case(j, STRIDED, 2, j.odd(33, 130), j.odd(33, 130), 16, F16, True, "t")
     contract_case(j, 2, j.odd(33, 100), j.odd(33, 100), 16, F32, False)
+    contract_case(j, 1, j.odd(33, 100), j.odd(33, 100), 32, F16, True)  # L is float32 for half inputs too
     validation_cases(j)
     if j.on_gpu:
         forward_case(j, DTYPES, 1, 16384, 16384, 128, BF16, True)
