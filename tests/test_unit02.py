@@ -47,7 +47,7 @@ def test_unit02_executes_cleanly(tmp_path):
     ],
 )
 def test_standard_formula_is_what_the_unfused_kernels_move(n, d, dtype, block_q):
-    assert unit02.counted_standard(n, d, dtype, block_q) == reference.hbm_bytes_standard_attention(
+    assert unit02.counted_standard(n, d, dtype, block_q) == reference.hbm_bytes_standard(
         n, d, dtype, block_q
     )
 
@@ -64,7 +64,7 @@ def test_standard_formula_is_what_the_unfused_kernels_move(n, d, dtype, block_q)
 def test_flash_formula_is_what_the_reference_kernel_moves(n, d, sram, dtype):
     block = reference.flash_block_size(d, sram, dtype)
     counted = unit02.counted_flash(n, d, dtype, block)
-    assert counted == reference.hbm_bytes_flash_attention(n, d, sram, dtype)
+    assert counted == reference.hbm_bytes_flash(n, d, sram, dtype)
     q, k, v = (torch.randn(1, n, d).to(torch.float16 if dtype == torch.bfloat16 else dtype) for _ in range(3))
     _, fused = io_kernels.fused_attention(q, k, v, block_q=block, count=True)
     assert fused.total_bytes() == counted  # the notebook's fused kernel moves the reference kernel's bytes

@@ -224,7 +224,7 @@ def hbm_standard(j: Judgement) -> None:
     for prop, n, d, dtype, block_q in cases:
         args = [n, d, name(dtype)] + ([] if block_q is None else [block_q])
         check_bytes(
-            j, prop, "hbm_bytes_standard_attention", args, counted_standard(n, d, dtype, block_q or 64)
+            j, prop, "hbm_bytes_standard", args, counted_standard(n, d, dtype, block_q or 64)
         )
 
 
@@ -244,13 +244,13 @@ def hbm_flash(j: Judgement) -> None:
     for prop, n, d, sram, dtype in cases:
         block = reference.flash_block_size(d, sram, dtype)
         check_bytes(
-            j, prop, "hbm_bytes_flash_attention", [n, d, sram, name(dtype)], counted_flash(n, d, dtype, block)
+            j, prop, "hbm_bytes_flash", [n, d, sram, name(dtype)], counted_flash(n, d, dtype, block)
         )
     for d, dtype in ((64, torch.float32), (128, torch.bfloat16)):
         sram = 16 * 4 * d * (4 if dtype == torch.float32 else 2) - j.rng.randrange(1, 64)
-        what = f"hbm_bytes_flash_attention(100, {d}, {sram}, {dtype})"
+        what = f"hbm_bytes_flash(100, {d}, {sram}, {dtype})"
         with j.case(SMALL, what):
-            expect_value_error(j, "hbm_bytes_flash_attention", 100, d, sram, name(dtype), what=what)
+            expect_value_error(j, "hbm_bytes_flash", 100, d, sram, name(dtype), what=what)
 
 
 def reference_softmax(s: torch.Tensor, scale: float, is_causal: bool) -> torch.Tensor:

@@ -48,7 +48,7 @@ def roofline(flops: float, nbytes: float, peak_flops: float, peak_bandwidth: flo
     return min(peak_flops, intensity * peak_bandwidth), bound
 
 
-def hbm_bytes_standard_attention(n: int, d: int, dtype: torch.dtype, block_q: int = 64) -> int:
+def hbm_bytes_standard(n: int, d: int, dtype: torch.dtype, block_q: int = 64) -> int:
     """Bytes the course's three unfused kernels read and write for one head (N×d inputs, forward).
 
     S = σQKᵀ reads Q once and K once per query tile, writes S; softmax reads S, writes P; O = PV reads P
@@ -73,7 +73,7 @@ def flash_block_size(d: int, sram_bytes: int, dtype: torch.dtype) -> int:
     return 1 << (fit.bit_length() - 1)
 
 
-def hbm_bytes_flash_attention(n: int, d: int, sram_bytes: int, dtype: torch.dtype) -> int:
+def hbm_bytes_flash(n: int, d: int, sram_bytes: int, dtype: torch.dtype) -> int:
     """Bytes a FlashAttention forward kernel reads and writes for one head, with B = flash_block_size:
     Q read once, K and V once per query tile, O written once, L (float32, one per row) written once."""
     e = torch.tensor([], dtype=dtype).element_size()

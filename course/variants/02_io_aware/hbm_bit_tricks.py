@@ -5,12 +5,12 @@ def _kv_bytes(n, d, e, block):
     return 2 * e * n * d * ((n + block - 1) // block)
 
 
-def hbm_bytes_standard_attention(n, d, dtype, block_q=64):
+def hbm_bytes_standard(n, d, dtype, block_q=64):
     e = dtype.itemsize
     return 2 * e * n * d + _kv_bytes(n, d, e, block_q) + 4 * e * n * n
 
 
-def hbm_bytes_flash_attention(n, d, sram_bytes, dtype):
+def hbm_bytes_flash(n, d, sram_bytes, dtype):
     e = dtype.itemsize
     fit = sram_bytes // (4 * d * e)
     if fit < 16:

@@ -1,7 +1,7 @@
 # selftest-notebook: io_aware.ipynb
 # selftest-replaces: io_hbm_bytes
 # Variant: the tile from floor(log2(...)) and the tail through math.ceil of a fraction. / 变体：用 floor(log2(...)) 求块大小。
-def hbm_bytes_standard_attention(n, d, dtype, block_q=64):
+def hbm_bytes_standard(n, d, dtype, block_q=64):
     e = torch.tensor([], dtype=dtype).element_size()
     query_tiles = math.ceil(n / block_q)
     q_and_o = 2 * n * d
@@ -10,7 +10,7 @@ def hbm_bytes_standard_attention(n, d, dtype, block_q=64):
     return e * (q_and_o + k_and_v + s_and_p)
 
 
-def hbm_bytes_flash_attention(n, d, sram_bytes, dtype):
+def hbm_bytes_flash(n, d, sram_bytes, dtype):
     e = torch.tensor([], dtype=dtype).element_size()
     rows = sram_bytes // (4 * d * e)
     if rows < 16:

@@ -6,7 +6,7 @@ def _programs(n, block):
         yield min(block, n - start)  # rows of this query tile (the tail is shorter)
 
 
-def hbm_bytes_standard_attention(n, d, dtype, block_q=64):
+def hbm_bytes_standard(n, d, dtype, block_q=64):
     e = dtype.itemsize
     total = 0
     for rows in _programs(n, block_q):
@@ -15,7 +15,7 @@ def hbm_bytes_standard_attention(n, d, dtype, block_q=64):
     return total + e * 2 * n * n  # softmax: read S, write P
 
 
-def hbm_bytes_flash_attention(n, d, sram_bytes, dtype):
+def hbm_bytes_flash(n, d, sram_bytes, dtype):
     e = dtype.itemsize
     block = 1
     while 4 * (2 * block) * d * e <= sram_bytes:

@@ -6,11 +6,11 @@ def standard_breakdown(n, d, block_q):
     return {"Q": n * d, "K": n * d * tiles, "S": 2 * n * n, "P": 2 * n * n, "V": n * d * tiles, "O": n * d}
 
 
-def hbm_bytes_standard_attention(n, d, dtype, block_q=64):
+def hbm_bytes_standard(n, d, dtype, block_q=64):
     return dtype.itemsize * sum(standard_breakdown(n, d, block_q).values())
 
 
-def hbm_bytes_flash_attention(n, d, sram_bytes, dtype):
+def hbm_bytes_flash(n, d, sram_bytes, dtype):
     block = 16
     if 4 * block * d * dtype.itemsize > sram_bytes:
         raise ValueError("SRAM too small for 16-row tiles")

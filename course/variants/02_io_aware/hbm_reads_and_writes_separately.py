@@ -1,7 +1,7 @@
 # selftest-notebook: io_aware.ipynb
 # selftest-replaces: io_hbm_bytes
 # Variant: reads and writes counted separately, per kernel, then added. / 变体：按内核分别数读和写，再相加。
-def hbm_bytes_standard_attention(n, d, dtype, block_q=64):
+def hbm_bytes_standard(n, d, dtype, block_q=64):
     e, tiles = dtype.itemsize, math.ceil(n / block_q)
     scores_read, scores_written = n * d + n * d * tiles, n * n
     softmax_read, softmax_written = n * n, n * n
@@ -11,7 +11,7 @@ def hbm_bytes_standard_attention(n, d, dtype, block_q=64):
     return int(e * (reads + writes))
 
 
-def hbm_bytes_flash_attention(n, d, sram_bytes, dtype):
+def hbm_bytes_flash(n, d, sram_bytes, dtype):
     e = dtype.itemsize
     candidates = [2**k for k in range(4, 40) if 4 * 2**k * d * e <= sram_bytes]
     if not candidates:

@@ -3,13 +3,13 @@
 # selftest-must-fail: test_hbm_standard, test_hbm_flash
 # Mistake: counts n // B query tiles, so the tail tile's reads of K and V are missing.
 # 错误：查询块数算成 n // B，尾块对 K、V 的读取被漏掉了。
-def hbm_bytes_standard_attention(n, d, dtype, block_q=64):
+def hbm_bytes_standard(n, d, dtype, block_q=64):
     """HBM bytes of the three unfused kernels (one head, forward)."""
     e = dtype.itemsize
     return e * (2 * n * d + 2 * n * d * (n // block_q) + 4 * n * n)
 
 
-def hbm_bytes_flash_attention(n, d, sram_bytes, dtype):
+def hbm_bytes_flash(n, d, sram_bytes, dtype):
     """HBM bytes of the FlashAttention forward pass with the tiling rule (one head)."""
     e = dtype.itemsize
     fit = sram_bytes // (4 * d * e)

@@ -3,13 +3,13 @@
 # selftest-must-fail: test_hbm_standard, test_hbm_flash
 # Mistake: reads K and V once in total (the seed's "FlashAttention moves O(N·d)" claim), in both formulas.
 # 错误：K 和 V 总共只读一次（原始笔记"FlashAttention 的流量是 O(N·d)"的说法），两个公式都这样算。
-def hbm_bytes_standard_attention(n, d, dtype, block_q=64):
+def hbm_bytes_standard(n, d, dtype, block_q=64):
     """HBM bytes of the three unfused kernels (one head, forward)."""
     e = dtype.itemsize
     return e * (4 * n * d + 4 * n * n)
 
 
-def hbm_bytes_flash_attention(n, d, sram_bytes, dtype):
+def hbm_bytes_flash(n, d, sram_bytes, dtype):
     """HBM bytes of the FlashAttention forward pass with the tiling rule (one head)."""
     e = dtype.itemsize
     if sram_bytes // (4 * d * e) < 16:
