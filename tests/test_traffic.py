@@ -1,6 +1,7 @@
 """The traffic counters: known kernels whose loads and stores are counted by hand, and the slow memory."""
 
 import math
+import os
 
 import numpy as np
 import pytest
@@ -55,6 +56,19 @@ def histogram_kernel(X, H, n, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     bins = tl.load(X + offs, mask=offs < n, other=0)
     tl.atomic_add(H + bins, 1, mask=offs < n)
+
+
+def _twice(x):
+    return x * 2
+
+
+twice = JITFunction(_twice)  # a helper as @triton.jit makes it on a GPU machine (not interpreted)
+
+
+@triton.jit
+def helper_kernel(X, Y, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(Y + offs, twice(tl.load(X + offs)))
 
 
 @triton.jit
@@ -133,6 +147,7 @@ def test_traffic_of_several_launches_adds_up_by_tensor_name():
 def test_kernel_and_helpers_are_interpreted_on_a_gpu_machine(monkeypatch):
     """On a GPU machine kernels and their helpers are JITFunctions; the counter interprets them."""
     monkeypatch.setattr(triton_counter.runtime, "interpreter", lambda: False)
+    monkeypatch.setenv("TRITON_INTERPRET", "0")  # as on a GPU machine; switched on only while counting
     kernel = JITFunction(io_kernels.fused_attention_kernel.fn)
     q, k, v = (torch.randn(1, 40, 16) for _ in range(3))
     out, lse = torch.empty_like(q), torch.empty(1, 40)
@@ -142,6 +157,11 @@ def test_kernel_and_helpers_are_interpreted_on_a_gpu_machine(monkeypatch):
     expected = torch.softmax(q.double() @ k.double().transpose(1, 2) * 0.25, -1) @ v.double()
     torch.testing.assert_close(out.double(), expected, atol=1e-5, rtol=1e-5)
     assert traffic.read_bytes("K") == 3 * 40 * 16 * 4  # once per query tile
+    x, y = torch.randn(32), torch.empty(32)
+    traffic = count_traffic(JITFunction(helper_kernel.fn), (1,), x, y, BLOCK=32)
+    assert torch.equal(y, 2 * x) and traffic.total_bytes() == 2 * 4 * 32
+    assert helper_kernel.fn.__globals__["twice"] is twice  # the helper is put back
+    assert os.environ["TRITON_INTERPRET"] == "0"
 
 
 def test_counter_refuses_a_triton_whose_interpreter_changed(monkeypatch):

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import inspect
+import os
 import types
 from collections import defaultdict
 from collections.abc import Iterator
@@ -246,7 +247,8 @@ def _hooked(interpreter, recorder: _Recorder) -> Iterator[None]:
 
 @contextlib.contextmanager
 def _interpreted_helpers(fn: types.FunctionType, interpreter) -> Iterator[None]:
-    """On a GPU machine: the @triton.jit helpers the kernel calls, interpreted too while it runs."""
+    """On a GPU machine: the @triton.jit helpers the kernel calls interpreted too while it runs, and Triton's
+    `TRITON_INTERPRET` knob on (the interpreter's own code consults it)."""
     from triton.runtime.jit import JITFunction
 
     changed, seen, pending = [], {fn}, [fn]
@@ -259,11 +261,17 @@ def _interpreted_helpers(fn: types.FunctionType, interpreter) -> Iterator[None]:
                 if value.fn not in seen:
                     seen.add(value.fn)
                     pending.append(value.fn)
+    previous = os.environ.get("TRITON_INTERPRET")
+    os.environ["TRITON_INTERPRET"] = "1"
     try:
         yield
     finally:
         for namespace, name, value in reversed(changed):
             namespace[name] = value
+        if previous is None:
+            os.environ.pop("TRITON_INTERPRET", None)
+        else:
+            os.environ["TRITON_INTERPRET"] = previous
 
 
 def _host_copies(arguments: dict) -> tuple[dict, list[tuple[torch.Tensor, torch.Tensor]]]:
