@@ -66,8 +66,16 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="也运行 course/redteam 中的攻击 / also run the attacks in course/redteam",
     )
+    selftest.add_argument(
+        "--sample",
+        action="store_true",
+        help="快速子集：每个测试单元格一个错误实现、每道练习一个合法变体（CI 用）/ "
+        "quick subset: one wrong implementation per test cell, one legitimate variant per exercise (CI)",
+    )
     selftest.set_defaults(
-        run=lambda args: _selftest().main(args.units, args.jobs, args.timeout, red_team=args.red_team)
+        run=lambda args: _selftest().main(
+            args.units, args.jobs, args.timeout, red_team=args.red_team, sample=args.sample
+        )
     )
 
     demo = sub.add_parser("demo", help="发布并为示例班级评分 / release and grade the sample class")

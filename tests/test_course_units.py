@@ -8,7 +8,7 @@ import shutil
 
 import pytest
 
-from course import demo, grade, notebooks, selftest
+from course import demo, grade, notebooks, selftest, wrong
 from course.judge import units as judged
 from course.layout import COURSE, Course
 
@@ -27,9 +27,22 @@ def demo_rows(demo_course):
 
 @pytest.fixture(scope="module")
 def selftest_run():
+    """CI's quick set (wrong implementations covering every test cell, one variant per exercise, the whole red
+    team); `test_the_full_selftest_on_the_gpu_host` grades every case."""
     units = COURSE.units()
     assert units, "source/ has no units"
-    return units, *selftest.run(COURSE, units, jobs=2, red_team=True)
+    return units, *selftest.run(COURSE, units, jobs=2, red_team=True, sample=True)
+
+
+def surprises_of(cases) -> dict[str, str]:
+    surprises = {}
+    for c in cases:
+        verdict = c.verdict(
+            selftest.points(COURSE, c.unit, c.notebook), selftest.skipped(COURSE, c.unit, c.notebook)
+        )
+        if verdict is not None:
+            surprises[f"{c.unit}/{c.student}"] = verdict
+    return surprises
 
 
 def gpu_only(unit: str, nb: str) -> dict[str, float]:
@@ -47,17 +60,20 @@ def unearnable_here(unit: str) -> float:
 
 def test_selftest_passes_for_every_unit(selftest_run):
     units, cases, problems = selftest_run
-    surprises = {}
-    for c in cases:
-        verdict = c.verdict(
-            selftest.points(COURSE, c.unit, c.notebook), selftest.skipped(COURSE, c.unit, c.notebook)
-        )
-        if verdict is not None:
-            surprises[f"{c.unit}/{c.student}"] = verdict
-    assert problems == [] and surprises == {}
+    assert problems == [] and surprises_of(cases) == {}
     assert {c.unit for c in cases} == set(units)
-    assert all(sum(c.kind == "wrong" for c in cases if c.unit == u) >= 3 for u in units)
+    for unit in units:  # every test cell that a wrong implementation targets is failed by one of the sample
+        must_fail = {g for w in wrong.load(COURSE.wrong / unit) for g in w.must_fail}
+        sampled = {g for c in cases if c.unit == unit and c.kind == "wrong" for g in c.must_fail}
+        assert must_fail and sampled == must_fail, unit
     assert {c.kind for c in cases} >= {"variant", "redteam"}  # no false accusations; no gain from attacks
+
+
+@pytest.mark.gpu
+def test_the_full_selftest_on_the_gpu_host():
+    """Every wrong implementation, legitimate variant and attack of every unit, graded on the GPU."""
+    cases, problems = selftest.run(COURSE, COURSE.units(), jobs=8, red_team=True)
+    assert problems == [] and surprises_of(cases) == {}
 
 
 def test_selftest_slow_but_correct_implementations_keep_every_other_point(selftest_run):
