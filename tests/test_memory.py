@@ -1,6 +1,10 @@
 """utils.memory: the live-tensor count against cases counted by hand (temporaries, in-place, views, saved
 tensors, releases), and the attention step whose peak unit 01 models."""
 
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 import torch
 
@@ -113,3 +117,16 @@ def test_attention_step_peak_counted_by_hand(dtype, training):
     else:  # at the softmax: S, its float32 copy and the float32 softmax; Q, K, V
         expected = (s + 4 + 4) * scores + 3 * s * rows
     assert peak_bytes(attention_step(1, bh, n, d, dtype, training)) == expected
+
+
+def test_the_counting_modes_do_not_import_dynamo():
+    """Dispatch modes are wrapped for torch.compile by default, importing torch._dynamo (seconds) on first use."""
+    code = (
+        "import sys, torch\n"
+        "from utils.grading import LargestTensor\n"
+        "from utils.memory import LiveTensors\n"
+        "with LiveTensors(), LargestTensor():\n"
+        "    torch.ones(3).add(1)\n"
+        "assert 'torch._dynamo' not in sys.modules\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=Path(__file__).resolve().parent.parent)

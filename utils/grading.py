@@ -164,6 +164,10 @@ def check_saved(saved, q, k, v, output) -> torch.Tensor:
 class LargestTensor(TorchDispatchMode):
     """Records the largest tensor any aten op produces while active: elements (with its shape) and bytes."""
 
+    @classmethod
+    def _should_skip_dynamo(cls) -> bool:
+        return False  # eager only: skip the torch._dynamo wrapper, whose first import takes seconds
+
     def __init__(self):
         super().__init__()
         self.numel = 0

@@ -18,6 +18,7 @@ import sys
 import time
 from pathlib import Path
 
+DTYPE_ARGUMENTS = ("float16", "bfloat16", "float32", "float64")  # torch dtypes a call may pass by name
 FUSED_ATTENTION_OPS = ("scaled_dot_product", "_flash_attention", "_efficient_attention", "_cudnn_attention")
 FUSED_ATTENTION_FUNCTIONS = [
     "torch.nn.functional:scaled_dot_product_attention",
@@ -53,7 +54,8 @@ def watcher(ban_fused: bool):
 
 
 class Encoder:
-    """Turns a call's result into JSON plus a dict of tensors (moved to the CPU)."""
+    """Turns a call's result (tensors, tuples, lists, dicts with string keys, plain values) into JSON plus a
+    dict of tensors (moved to the CPU)."""
 
     def __init__(self, prefix: str):
         self.prefix, self.tensors = prefix, {}
@@ -67,6 +69,8 @@ class Encoder:
             return {"tensor": key, "requires_grad": bool(value.requires_grad)}
         if isinstance(value, tuple | list):
             return {"tuple": [self(v) for v in value]}
+        if isinstance(value, dict) and all(isinstance(key, str) for key in value):
+            return {"dict": {key: self(v) for key, v in value.items()}}
         if value is None or isinstance(value, bool | int | float | str):
             return {"value": value}
         return {"repr": type(value).__name__}
@@ -91,6 +95,8 @@ def run_call(module, request: dict, inputs: dict, settings: dict) -> tuple[dict,
         if "tensor" in arg:
             tensor = inputs[arg["tensor"]].to(device)
             args.append(tensor.requires_grad_(True) if i in request.get("requires_grad", []) else tensor)
+        elif arg.get("dtype") in DTYPE_ARGUMENTS:
+            args.append(getattr(torch, arg["dtype"]))
         else:
             args.append(arg["value"])
     grad = inputs[request["grad"]].to(device) if request.get("grad") else None

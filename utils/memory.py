@@ -74,6 +74,10 @@ class LiveTensors(TorchDispatchMode):
         self._origin: dict[int, tuple[str, tuple[int, ...], torch.dtype]] = {}
         self._lock = threading.RLock()  # releases may come from autograd's threads or the garbage collector
 
+    @classmethod
+    def _should_skip_dynamo(cls) -> bool:
+        return False  # never runs under torch.compile: skip wrapping (and importing torch._dynamo, seconds)
+
     def _change(self, key: int, nbytes: int) -> None:
         self.live += nbytes
         self.peak = max(self.peak, self.live)

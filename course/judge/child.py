@@ -59,6 +59,8 @@ def decode(node, tensors: dict[str, torch.Tensor]):
         return tensors[node["tensor"]]
     if "tuple" in node:
         return tuple(decode(item, tensors) for item in node["tuple"])
+    if "dict" in node:
+        return {str(key): decode(item, tensors) for key, item in node["dict"].items()}
     if "value" in node:
         return node["value"]
     return Opaque(str(node.get("repr", "?")))
@@ -158,8 +160,10 @@ class Child:
         self, target: str, *args, grad: torch.Tensor | None = None, requires_grad=(), timeout: float = 120
     ) -> Answer:
         """Run `target(*args)` (a dotted name in the student's module) in the child; raise CallFailed if it
-        fails. With `grad`, also backpropagate it from the first output and return the gradients of the
-        arguments at the `requires_grad` positions and the tensors saved for backward."""
+        fails. Arguments are tensors, torch dtypes or JSON values; results come back as tensors, tuples,
+        dicts with string keys and plain values. With `grad`, also backpropagate it from the first output
+        and return the gradients of the arguments at the `requires_grad` positions and the tensors saved
+        for backward."""
         if self.process is None:
             self.start()
         self.calls += 1
@@ -168,6 +172,8 @@ class Child:
             if isinstance(arg, torch.Tensor):
                 tensors[f"a{i}"] = arg
                 specs.append({"tensor": f"a{i}"})
+            elif isinstance(arg, torch.dtype):
+                specs.append({"dtype": str(arg).removeprefix("torch.")})
             else:
                 specs.append({"value": arg})
         if grad is not None:
