@@ -39,7 +39,7 @@ def test_unit05_executes_cleanly(tmp_path):
         assert not stderr_of(cell), f"{grade_id} wrote to stderr (nbgrader would score it 0)"
         assert "self-check passed" in stdout_of(cell), f"{grade_id}: the self-check did not pass"
         assert "BEGIN HIDDEN TESTS" not in cell.source and "course/judge/unit05.py" in cell.source
-    simulator = next(c for c in nb.cells if "all_schedules(n)" in c.source)
+    simulator = next(c for c in nb.cells if c.cell_type == "code" and "all_schedules(n)" in c.source)
     assert "2048" in stdout_of(simulator)  # 2^(12-1) schedules, the DP agreeing with brute force
 
 
