@@ -6,10 +6,13 @@ the student's function. The judge builds the same layers here and decides:
 
 - `saved_bytes`: against the exact byte counts of `utils.recompute.STORAGE_LAYERS`, whose saved tensors are
   known (tests/test_unit05.py checks those counts against PyTorch).
-- `checkpointed_forward`: against plain autograd run here with the same seed, on the same device: same
-  output, same gradients (float32; the recomputation repeats the same operations, so the differences are
-  rounding: atol 1e-5, rtol 1e-4), the same dropout masks, and the same random numbers drawn afterwards.
-  Peak memory is measured in the child (its residual risk: `utils.judged_recompute`).
+- `checkpointed_forward`: against plain autograd run here with the same seed, on the same device as the child
+  (the GPU on a GPU host: dropout masks come from that device's generator, so this process touches the GPU
+  too): same output, same gradients (float32; the recomputation repeats the same operations, so the
+  differences are rounding: atol 1e-5, rtol 1e-4), the same dropout masks, and the same random numbers drawn
+  afterwards. Peak memory is measured in the child, plain autograd's and the student's in the same process
+  with the same function (its residual risk: `utils.judged_recompute`); the bound is a ratio, so it holds for
+  the GPU allocator and for the CPU's `utils.memory.LiveTensors` alike.
 - `attention_backward_from_lse`: against float64 autograd of the reference attention (tolerances as unit 06)
   and, with an L and O that do not come from Q, K, V, against the formulas evaluated in float64.
 """
