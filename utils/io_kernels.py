@@ -18,7 +18,7 @@ Every launcher takes `count=True` to run its kernels in Triton's interpreter thr
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import torch
 import triton
@@ -165,10 +165,8 @@ class Launches:
 
     count: bool
     traffic: Traffic | None = None
-    names: list[str] = field(default_factory=list)
 
     def __call__(self, kernel, grid, *args, **kwargs) -> None:
-        self.names.append(kernel.__name__ if hasattr(kernel, "__name__") else str(kernel))
         if not self.count:
             kernel[grid](*args, **kwargs)
             return
