@@ -58,6 +58,11 @@ def histogram_kernel(X, H, n, BLOCK: tl.constexpr):
     tl.atomic_add(H + bins, 1, mask=offs < n)
 
 
+@triton.jit
+def lock_kernel(Lock):
+    tl.atomic_cas(Lock, 0, 1)
+
+
 def _twice(x):
     return x * 2
 
@@ -128,6 +133,11 @@ def test_atomic_add_counts_a_read_and_a_write_per_active_lane():
     traffic = count_traffic(histogram_kernel, (2,), x, h, 100, BLOCK=64)
     assert torch.equal(h, torch.bincount(x, minlength=8).int())
     assert traffic.read_bytes("H") == traffic.written_bytes("H") == 4 * 100
+
+
+def test_compare_and_swap_is_refused_not_miscounted():
+    with pytest.raises(Exception, match="cannot count tl.atomic_cas"):  # raised inside the interpreter
+        count_traffic(lock_kernel, (1,), torch.zeros(1, dtype=torch.int32))
 
 
 def test_accesses_outside_every_tensor_are_reported_separately():

@@ -37,11 +37,12 @@ from utils.messages import bilingual
 from utils.traffic.slow_memory import traffic_table
 
 # The parameters (after self) the hook reads, by entry point; other parameters are passed through untouched.
+# Loads and stores are required; atomics are counted where the entry point has the expected form.
 EXPECTED = {
     "create_masked_load": ("ptrs", "mask"),
     "create_masked_store": ("ptrs", "value", "mask"),
-    "create_atomic_rmw": ("rmwOp", "ptr", "val", "mask"),
 }
+ATOMIC_RMW = ("rmwOp", "ptr", "val", "mask")
 
 
 class CounterUnsupported(RuntimeError):
@@ -153,8 +154,7 @@ def _interpreter():
 
     builder = getattr(interpreter, "interpreter_builder", None)
     for method, wanted in EXPECTED.items():
-        found = getattr(type(builder), method, None)
-        names = tuple(inspect.signature(found).parameters)[1 : 1 + len(wanted)] if found else ()
+        names = _parameters(builder, method, len(wanted))
         if names != wanted:
             raise CounterUnsupported(
                 bilingual(
@@ -166,6 +166,12 @@ def _interpreter():
                 )
             )
     return interpreter
+
+
+def _parameters(builder, method: str, count: int) -> tuple[str, ...]:
+    """The first `count` parameter names (after self) of the builder's entry point `method`, or ()."""
+    found = getattr(type(builder), method, None)
+    return tuple(inspect.signature(found).parameters)[1 : 1 + count] if found else ()
 
 
 class _Recorder:
@@ -225,16 +231,23 @@ def _hooked(interpreter, recorder: _Recorder) -> Iterator[None]:
         recorder.record(1, ptr, mask)
         return rmw(op, ptr, val, mask, *rest, **options)
 
-    def uncounted_cas(*args, **options):
-        raise CounterUnsupported(
-            bilingual("流量计数器不支持 tl.atomic_cas", "the traffic counter does not support tl.atomic_cas")
-        )
+    def uncounted(what: str):
+        def refuse(*args, **options):
+            raise CounterUnsupported(
+                bilingual(
+                    f"流量计数器在这个 Triton 版本上不能计数 {what}",
+                    f"the traffic counter cannot count {what} with this Triton version",
+                )
+            )
 
+        return refuse
+
+    counts_atomics = _parameters(builder, "create_atomic_rmw", len(ATOMIC_RMW)) == ATOMIC_RMW
     hooks = {
         "create_masked_load": counted_load,
         "create_masked_store": counted_store,
-        "create_atomic_rmw": counted_rmw,
-        "create_atomic_cas": uncounted_cas,
+        "create_atomic_rmw": counted_rmw if counts_atomics else uncounted("tl.atomic_*"),
+        "create_atomic_cas": uncounted("tl.atomic_cas"),
     }
     for name, hook in hooks.items():
         setattr(builder, name, hook)
