@@ -20,31 +20,17 @@ from __future__ import annotations
 
 import torch
 
+from course.judge import triton_calls
 from course.judge.core import Judgement, Unit
+from course.judge.triton_calls import kernel_did_the_work, same_dtype
 from utils.checks_triton_basics import BACKWARD_OPS, FORWARD_OPS, LAYOUT, SOFTMAX_OPS, TOL, name
 
 UNIT = Unit(
     "triton_basics.ipynb",
     student_cells=["ws_forward", "ws_backward", "ws_autograd", "softmax_rows"],
-    preamble=(
-        "import utils\n"
-        "import utils.isolation\n"
-        "import utils.judged_triton  # the judge's entry point in its child (not a line of the notebook)\n"
-        "\n"
-        "import torch\n"
-        "import triton\n"
-        "import triton.language as tl\n"
-        "\n"
-        "DEVICE = utils.device()"
-    ),
-    banned=[
-        "utils.grading:reference_attention",
-        "utils.grading:reference_gradients",
-        "utils.attention.naive:naive_attention",
-        "utils:naive_attention",
-    ],
+    preamble=triton_calls.preamble(),
+    banned=triton_calls.BANNED,
 )
-ENTRY = "utils.judged_triton.run"
 ODD = (
     "float32：奇数行数与列数，多个程序、多个列分块 · "
     "float32: odd rows and columns, several programs and column tiles"
@@ -87,40 +73,8 @@ def layout_data(j: Judgement, shape: tuple[int, ...], dtype, layout) -> tuple[to
 
 
 def run(j: Judgement, target: str, plan: dict, *tensors: torch.Tensor):
-    """The student's `target` in the child: (output, gradients, launches, operators) of the graded phase."""
-    answer = j.call(ENTRY, target, {**plan, "guard": True}, *tensors).result
-    j.expect(
-        isinstance(answer, tuple) and len(answer) == 7,
-        f"{target} 的调用没有返回可读的结果",
-        f"the call of {target} returned nothing readable",
-    )
-    output, grads, fwd_launches, bwd_launches, fwd_ops, bwd_ops, _ = answer
-    if plan.get("backward"):
-        return output, grads, bwd_launches, bwd_ops
-    return output, grads, fwd_launches, fwd_ops
-
-
-def kernel_did_the_work(j: Judgement, what: str, launches, ops, forbidden: tuple[str, ...]) -> None:
-    j.expect(
-        isinstance(launches, int) and launches > 0,
-        f"{what} 没有启动任何你自己写的 Triton 内核：计算必须由 @triton.jit 内核完成",
-        f"{what} launched none of your Triton kernels: the work must be done by your @triton.jit kernels",
-    )
-    used = sorted(set(ops if isinstance(ops, tuple) else ()) & set(forbidden))
-    j.expect(
-        not used,
-        f"{what} 调用了 PyTorch 运算 {', '.join('torch.' + u for u in used)}：这部分计算应在你的 Triton 内核里完成",
-        f"{what} called the PyTorch op(s) {', '.join('torch.' + u for u in used)}: "
-        "this work belongs in your Triton kernel",
-    )
-
-
-def same_dtype(j: Judgement, tensor, dtype, what: str) -> None:
-    j.expect(
-        tensor.dtype == dtype,
-        f"{what} 的数据类型应为 {dtype}，得到 {tensor.dtype}",
-        f"{what} should have dtype {dtype}, got {tensor.dtype}",
-    )
+    """The student's `target` in the child, inside guarded allocations (`triton_calls.run`)."""
+    return triton_calls.run(j, target, plan, *tensors, guard=True)
 
 
 def forward_case(j: Judgement, prop: str, lead: tuple[int, ...], c: int, dtype, layout=None) -> None:

@@ -22,7 +22,9 @@ import math
 
 import torch
 
+from course.judge import triton_calls
 from course.judge.core import Judgement, Unit
+from course.judge.triton_calls import ENTRY, kernel_did_the_work, run, same_dtype
 from utils import checks_flash_triton as checks
 from utils import grading
 from utils.measure import timing_lock
@@ -31,29 +33,14 @@ from utils.triton_checks import ATTENTION_OPS
 UNIT = Unit(
     "flash_attention_triton.ipynb",
     student_cells=["fa_forward_kernel", "fa_function", "fa_backward_dkdv", "fa_backward_dq"],
-    preamble=(
-        "import utils\n"
-        "import utils.isolation\n"
-        "import utils.judged_triton  # the judge's entry points in its child (not lines of the notebook)\n"
-        "import utils.checks_flash_triton\n"
-        "\n"
-        "import torch\n"
-        "import triton\n"
-        "import triton.language as tl\n"
-        "\n"
-        "DEVICE = utils.device()"
-    ),
+    preamble=triton_calls.preamble("utils.checks_flash_triton"),
     banned=[
-        "utils.grading:reference_attention",
-        "utils.grading:reference_gradients",
-        "utils.attention.naive:naive_attention",
-        "utils:naive_attention",
+        *triton_calls.BANNED,
         "utils.checks_flash_triton:lse_and_delta",
         "utils.checks_flash_triton:reference_attention",
         "utils.checks_flash_triton:reference_gradients",
     ],
 )
-ENTRY = "utils.judged_triton.run"
 F32, F16, BF16 = torch.float32, torch.float16, torch.bfloat16
 
 ODD = "float32，N 不是分块的整数倍，多个批 · float32, N not a multiple of the tile, several batches"
@@ -109,41 +96,8 @@ def view_of(layout, shape):
     return ["expand", list(shape)] if layout == "stride0" else layout
 
 
-def run(j: Judgement, target: str, plan: dict, *tensors):
-    """(output, gradients, launches, operators) of the graded phase of `target` in the child."""
-    answer = j.call(ENTRY, target, plan, *tensors).result
-    j.expect(
-        isinstance(answer, tuple) and len(answer) == 7,
-        f"{target} 的调用没有返回可读的结果",
-        f"the call of {target} returned nothing readable",
-    )
-    output, grads, fwd_launches, bwd_launches, fwd_ops, bwd_ops, _ = answer
-    if plan.get("backward"):
-        return output, grads, bwd_launches, bwd_ops
-    return output, grads, fwd_launches, fwd_ops
-
-
 def kernels_did_the_work(j: Judgement, what: str, launches, ops) -> None:
-    j.expect(
-        isinstance(launches, int) and launches > 0,
-        f"{what} 没有启动任何你自己写的 Triton 内核：计算必须由 @triton.jit 内核完成",
-        f"{what} launched none of your Triton kernels: the work must be done by your @triton.jit kernels",
-    )
-    used = sorted(set(ops if isinstance(ops, tuple) else ()) & set(ATTENTION_OPS))
-    j.expect(
-        not used,
-        f"{what} 调用了 PyTorch 运算 {', '.join('torch.' + u for u in used)}：这部分计算应在你的 Triton 内核里完成",
-        f"{what} called the PyTorch op(s) {', '.join('torch.' + u for u in used)}: "
-        "this work belongs in your Triton kernels",
-    )
-
-
-def same_dtype(j: Judgement, tensor, dtype, what: str) -> None:
-    j.expect(
-        tensor.dtype == dtype,
-        f"{what} 的数据类型应为 {dtype}，得到 {tensor.dtype}",
-        f"{what} should have dtype {dtype}, got {tensor.dtype}",
-    )
+    kernel_did_the_work(j, what, launches, ops, ATTENTION_OPS)
 
 
 def forward_case(j: Judgement, prop: str, b, n_q, n_k, d, dtype, is_causal, layout=None) -> None:

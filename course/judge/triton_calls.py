@@ -1,0 +1,69 @@
+"""What the judges of Triton units share: the child's entry point, its preamble, and the checks of one call."""
+
+from __future__ import annotations
+
+from course.judge.core import Judgement
+
+ENTRY = "utils.judged_triton.run"
+PREAMBLE = (
+    "import utils\n"
+    "import utils.isolation\n"
+    "import utils.judged_triton  # the judge's entry point in its child (not a line of the notebook)\n"
+    "{extra}"
+    "\n"
+    "import torch\n"
+    "import triton\n"
+    "import triton.language as tl\n"
+    "\n"
+    "DEVICE = utils.device()"
+)
+BANNED = [
+    "utils.grading:reference_attention",
+    "utils.grading:reference_gradients",
+    "utils.attention.naive:naive_attention",
+    "utils:naive_attention",
+]
+
+
+def preamble(*modules: str) -> str:
+    """The module head of a Triton unit: the notebook's imports, the judge's entry point and `modules`."""
+    return PREAMBLE.format(extra="".join(f"import {m}\n" for m in modules))
+
+
+def run(j: Judgement, target: str, plan: dict, *tensors, guard: bool = False):
+    """The student's `target` in the child (`utils.judged_triton.run`): (output, gradients, launches, operators)
+    of the graded phase (the backward pass when the plan asks for one). `guard`: guarded allocations."""
+    answer = j.call(ENTRY, target, {**plan, "guard": guard}, *tensors).result
+    j.expect(
+        isinstance(answer, tuple) and len(answer) == 7,
+        f"{target} 的调用没有返回可读的结果",
+        f"the call of {target} returned nothing readable",
+    )
+    output, grads, fwd_launches, bwd_launches, fwd_ops, bwd_ops, _ = answer
+    if plan.get("backward"):
+        return output, grads, bwd_launches, bwd_ops
+    return output, grads, fwd_launches, fwd_ops
+
+
+def kernel_did_the_work(j: Judgement, what: str, launches, ops, forbidden: tuple[str, ...]) -> None:
+    """At least one of the student's kernels ran, and none of the `forbidden` PyTorch operators did."""
+    j.expect(
+        isinstance(launches, int) and launches > 0,
+        f"{what} 没有启动任何你自己写的 Triton 内核：计算必须由 @triton.jit 内核完成",
+        f"{what} launched none of your Triton kernels: the work must be done by your @triton.jit kernels",
+    )
+    used = sorted(set(ops if isinstance(ops, tuple) else ()) & set(forbidden))
+    j.expect(
+        not used,
+        f"{what} 调用了 PyTorch 运算 {', '.join('torch.' + u for u in used)}：这部分计算应在你的 Triton 内核里完成",
+        f"{what} called the PyTorch op(s) {', '.join('torch.' + u for u in used)}: "
+        "this work belongs in your Triton kernel",
+    )
+
+
+def same_dtype(j: Judgement, tensor, dtype, what: str) -> None:
+    j.expect(
+        tensor.dtype == dtype,
+        f"{what} 的数据类型应为 {dtype}，得到 {tensor.dtype}",
+        f"{what} should have dtype {dtype}, got {tensor.dtype}",
+    )
