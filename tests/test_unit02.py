@@ -47,9 +47,7 @@ def test_unit02_executes_cleanly(tmp_path):
     ],
 )
 def test_standard_formula_is_what_the_unfused_kernels_move(n, d, dtype, block_q):
-    assert unit02.counted_standard(n, d, dtype, block_q) == reference.hbm_bytes_standard(
-        n, d, dtype, block_q
-    )
+    assert unit02.counted_standard(n, d, dtype, block_q) == reference.hbm_bytes_standard(n, d, dtype, block_q)
 
 
 @pytest.mark.parametrize(

@@ -223,9 +223,7 @@ def hbm_standard(j: Judgement) -> None:
     ]
     for prop, n, d, dtype, block_q in cases:
         args = [n, d, name(dtype)] + ([] if block_q is None else [block_q])
-        check_bytes(
-            j, prop, "hbm_bytes_standard", args, counted_standard(n, d, dtype, block_q or 64)
-        )
+        check_bytes(j, prop, "hbm_bytes_standard", args, counted_standard(n, d, dtype, block_q or 64))
 
 
 @UNIT.cell("test_hbm_flash", {RULE: 1, BIG: 1, SMALL: 0.5}, selfcheck=RULE)
@@ -243,9 +241,7 @@ def hbm_flash(j: Judgement) -> None:
     cases += [(BIG, j.rng.choice(SIZES[1:]), 16, j.rng.randrange(8_000, 20_000), torch.float16)]
     for prop, n, d, sram, dtype in cases:
         block = reference.flash_block_size(d, sram, dtype)
-        check_bytes(
-            j, prop, "hbm_bytes_flash", [n, d, sram, name(dtype)], counted_flash(n, d, dtype, block)
-        )
+        check_bytes(j, prop, "hbm_bytes_flash", [n, d, sram, name(dtype)], counted_flash(n, d, dtype, block))
     for d, dtype in ((64, torch.float32), (128, torch.bfloat16)):
         sram = 16 * 4 * d * (4 if dtype == torch.float32 else 2) - j.rng.randrange(1, 64)
         what = f"hbm_bytes_flash(100, {d}, {sram}, {dtype})"
