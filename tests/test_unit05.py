@@ -201,7 +201,7 @@ def test_reference_checkpointing_keeps_the_judges_memory_bound(n, segments, stud
     x, grad = torch.randn(1801, 64, device=DEVICE), torch.randn(1801, 64, device=DEVICE)
     *_, plain, peak = judged_recompute.checkpoint_memory("checkpointed_forward", segments, x, grad, *params)
     assert plain >= n * 1801 * 64 * 4  # plain autograd keeps one activation per layer at least
-    assert peak <= 0.5 * plain, (peak / plain, "about 0.45 is measured; the judge allows 0.6")
+    assert peak <= 0.55 * plain, (peak / plain, "0.41–0.48 is measured; the judge allows 0.6")
     student_module.checkpointed_forward = lambda layers, h, k: torch.nn.Sequential(*layers)(
         h
     )  # no checkpoints
