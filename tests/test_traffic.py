@@ -1,17 +1,21 @@
 """The traffic counters: known kernels whose loads and stores are counted by hand, and the slow memory."""
 
+import json
 import math
 import os
+import subprocess
+import sys
+from pathlib import Path
 
+import gpu_sim_kernels
 import numpy as np
 import pytest
 import torch
 import triton
 import triton.language as tl
-from triton.runtime.jit import JITFunction
 
 import utils
-from utils import io_kernels
+from utils import io_kernels, runtime, tensor_files
 from utils.grading import largest_intermediate
 from utils.traffic import CounterUnsupported, SlowMemory, count_traffic, triton_counter
 from utils.traffic import judged as judged_traffic
@@ -63,11 +67,9 @@ def lock_kernel(Lock):
     tl.atomic_cas(Lock, 0, 1)
 
 
-def _twice(x):
+@triton.jit
+def twice(x):
     return x * 2
-
-
-twice = JITFunction(_twice)  # a helper as @triton.jit makes it on a GPU machine (not interpreted)
 
 
 @triton.jit
@@ -154,24 +156,69 @@ def test_traffic_of_several_launches_adds_up_by_tensor_name():
     assert both.read_bytes("X") == 800 and both.total_bytes() == 2 * one.total_bytes()
 
 
-def test_kernel_and_helpers_are_interpreted_on_a_gpu_machine(monkeypatch):
-    """On a GPU machine kernels and their helpers are JITFunctions; the counter interprets them."""
-    monkeypatch.setattr(triton_counter.runtime, "interpreter", lambda: False)
-    monkeypatch.setenv("TRITON_INTERPRET", "0")  # as on a GPU machine; switched on only while counting
-    kernel = JITFunction(io_kernels.fused_attention_kernel.fn)
-    q, k, v = (torch.randn(1, 40, 16) for _ in range(3))
-    out, lse = torch.empty_like(q), torch.empty(1, 40)
-    traffic = count_traffic(
-        kernel, (3, 1), q, k, v, out, lse, 40, 40, 0.25, HEAD_DIM=16, BLOCK_Q=16, BLOCK_K=64
+def test_a_gpu_machine_counts_in_an_interpreter_child_process(tmp_path):
+    """A simulated GPU machine (a CUDA torch reports, no TRITON_INTERPRET): Triton is imported in compile mode,
+    so the kernel, its helper and tl.sum/tl.max are JITFunctions there. Counted in a child process, an
+    importable kernel and one defined in `__main__` (like a notebook's) give this process's CPU count."""
+    script = Path(__file__).with_name("gpu_sim_kernels.py")
+    prelude = (
+        "import sys, runpy, torch; torch.cuda.is_available = lambda: True; "
+        "torch.cuda.get_device_name = lambda *_: 'simulated GPU'; "
+        "sys.argv = sys.argv[1:]; runpy.run_path(sys.argv[0], run_name='__main__')"
     )
-    expected = torch.softmax(q.double() @ k.double().transpose(1, 2) * 0.25, -1) @ v.double()
-    torch.testing.assert_close(out.double(), expected, atol=1e-5, rtol=1e-5)
-    assert traffic.read_bytes("K") == 3 * 40 * 16 * 4  # once per query tile
-    x, y = torch.randn(32), torch.empty(32)
-    traffic = count_traffic(JITFunction(helper_kernel.fn), (1,), x, y, BLOCK=32)
-    assert torch.equal(y, 2 * x) and traffic.total_bytes() == 2 * 4 * 32
-    assert helper_kernel.fn.__globals__["twice"] is twice  # the helper is put back
-    assert os.environ["TRITON_INTERPRET"] == "0"
+    env = {k: v for k, v in os.environ.items() if k not in ("TRITON_INTERPRET", runtime.ENV_VAR)}
+    root = str(Path(__file__).resolve().parents[1])
+    env["PYTHONPATH"] = os.pathsep.join([root, str(script.parent)])
+    done = subprocess.run(
+        [sys.executable, "-c", prelude, str(script), str(tmp_path)], capture_output=True, text=True, env=env
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    results = json.loads((tmp_path / "results.json").read_text())
+    (x, y, m, *_), traffic = gpu_sim_kernels.counted(gpu_sim_kernels.softmax_rows_kernel)
+    torch.testing.assert_close(y, 0.5 * torch.softmax(x, 1))
+    assert traffic.read_bytes("X") == 4 * 5 * 37 and traffic.written_bytes() == 4 * (5 * 37 + 5)
+    for where in ("module", "main"):
+        got = tensor_files.load(tmp_path / where)
+        assert torch.equal(got["Y"], y) and torch.equal(got["M"], m)
+        assert results[where]["bytes"] == traffic.bytes and results[where]["outside"] == traffic.outside
+        assert results[where]["programs"] == {str(p): dict(per) for p, per in traffic.programs.items()}
+        for name, maps in traffic.maps.items():
+            assert all(np.array_equal(got[f"{name}{w}"].numpy(), maps[w]) for w in (0, 1))
+
+
+def test_child_process_count_copies_back_into_views_of_one_storage(monkeypatch):
+    """The child-process path, called here: outputs land in the caller's tensors, views of one storage stay
+    views of one another, and the count equals this process's."""
+    base = torch.zeros(2, 64)
+    x, y = base[0, :50], base[1, :50]
+    x.copy_(torch.randn(50))
+    expected = count_traffic(helper_kernel, (1,), x, torch.empty(64), BLOCK=64)
+    monkeypatch.setattr(triton_counter.runtime, "interpreter", lambda: False)
+    traffic = count_traffic(copy_kernel, (1,), x, y, 50, BLOCK=64)
+    assert torch.equal(y, x) and base[1, 50:].eq(0).all()
+    assert traffic.total_bytes() == 2 * 4 * 50 and traffic.read_map("X").sum() == 50
+    doubled = torch.empty(64)
+    traffic = count_traffic(helper_kernel, (1,), x, doubled, BLOCK=64)  # 14 floats past x: outside
+    assert torch.equal(doubled[:50], 2 * x)
+    assert (
+        (traffic.bytes, traffic.outside)
+        == (expected.bytes, expected.outside)
+        == (
+            {"X": [200, 0], "Y": [0, 256]},
+            [56, 0],
+        )
+    )
+
+
+def test_a_failing_child_process_reports_its_error(monkeypatch):
+    monkeypatch.setattr(triton_counter.runtime, "interpreter", lambda: False)
+    monkeypatch.setattr(triton_counter, "_CHILD", "import sys; sys.exit('boom: no interpreter here')")
+    with pytest.raises(RuntimeError, match=r"(?s)interpreter child process failed \(exit 1\).*boom"):
+        count_traffic(copy_kernel, (1,), torch.randn(4), torch.empty(4), 4, BLOCK=4)
+    monkeypatch.undo()
+    monkeypatch.setattr(triton_counter.runtime, "interpreter", lambda: False)
+    with pytest.raises(TypeError, match="cannot be sent to the interpreter child process"):
+        count_traffic(copy_kernel, (1,), torch.randn(4), torch.empty(4), [4], BLOCK=4)
 
 
 def test_counter_refuses_a_triton_whose_interpreter_changed(monkeypatch):

@@ -12,27 +12,36 @@ HBM, so the HBM traffic a profiler measures can be lower (never higher, apart fr
 
 How: the interpreter runs each program in NumPy through one builder object; while counting, its masked
 load/store entry points (`create_masked_load`, `create_masked_store`, which every plain, masked, atomic
-and descriptor access goes through) are wrapped. Works with or without a GPU: on a GPU machine the kernel
-(and the `@triton.jit` helpers it calls) are interpreted on CPU copies of the arguments, and the results
-are copied back. Autotuning is bypassed: pass every `tl.constexpr` (block sizes) yourself. Checked with
-Triton 3.6 and 3.9; a Triton whose interpreter changed these entry points gets a clear error, never a
+and descriptor access goes through) are wrapped. Works with or without a GPU: on a GPU machine, where
+Triton was imported in compile mode, the count runs in a child process in interpreter mode on CPU copies
+of the arguments (numbers, strings, None and tensors of the dtypes `utils.tensor_files` knows), and what
+the kernel wrote is copied back into the caller's tensors. Autotuning is bypassed: pass every
+`tl.constexpr` (block sizes) yourself. Checked with Triton 3.6 and 3.9; a Triton whose interpreter changed these entry points gets a clear error, never a
 silent wrong count.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import importlib
 import inspect
+import json
 import os
+import subprocess
+import sys
+import tempfile
 import types
 from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 import torch
 
-from utils import runtime
+from utils import runtime, tensor_files
+from utils.isolation import _tail, export_module, load_student_module
 from utils.messages import bilingual
 from utils.traffic.slow_memory import traffic_table
 
@@ -258,35 +267,6 @@ def _hooked(interpreter, recorder: _Recorder) -> Iterator[None]:
             builder.__dict__.pop(name, None)
 
 
-@contextlib.contextmanager
-def _interpreted_helpers(fn: types.FunctionType, interpreter) -> Iterator[None]:
-    """On a GPU machine: the @triton.jit helpers the kernel calls interpreted too while it runs, and Triton's
-    `TRITON_INTERPRET` knob on (the interpreter's own code consults it)."""
-    from triton.runtime.jit import JITFunction
-
-    changed, seen, pending = [], {fn}, [fn]
-    while pending:
-        namespace = pending.pop().__globals__
-        for name, value in list(namespace.items()):
-            if isinstance(value, JITFunction):
-                changed.append((namespace, name, value))
-                namespace[name] = interpreter.InterpretedFunction(value.fn)
-                if value.fn not in seen:
-                    seen.add(value.fn)
-                    pending.append(value.fn)
-    previous = os.environ.get("TRITON_INTERPRET")
-    os.environ["TRITON_INTERPRET"] = "1"
-    try:
-        yield
-    finally:
-        for namespace, name, value in reversed(changed):
-            namespace[name] = value
-        if previous is None:
-            os.environ.pop("TRITON_INTERPRET", None)
-        else:
-            os.environ["TRITON_INTERPRET"] = previous
-
-
 def _host_copies(arguments: dict) -> tuple[dict, list[tuple[torch.Tensor, torch.Tensor]]]:
     """Arguments with every non-CPU tensor replaced by a CPU tensor over a CPU copy of its storage (views
     of one storage share one copy), and the (device, host) pairs to copy back after the launch."""
@@ -322,20 +302,205 @@ def count_traffic(kernel, grid, *args, **kwargs) -> Traffic:
     """Run `kernel[grid](*args, **kwargs)` in Triton's interpreter and return the bytes it read and wrote.
 
     Tensors may live on the CPU or a GPU (outputs are copied back either way). Pass every `tl.constexpr`.
+    A callable grid is called with the arguments by name. On a GPU machine the count runs in a child
+    process in interpreter mode (see `_count_in_child`).
     """
-    interpreter = _interpreter()
     fn = _python_function(kernel)
-    bound = inspect.signature(fn).bind(*args, **kwargs)
-    host, back = _host_copies(dict(bound.arguments))
+    arguments = dict(inspect.signature(fn).bind(*args, **kwargs).arguments)
+    grid = tuple(grid(arguments) if callable(grid) else grid)
+    if not runtime.interpreter():
+        return _count_in_child(fn, grid, arguments)
+    return _count_here(fn, grid, arguments)
+
+
+def _count_here(fn: types.FunctionType, grid: tuple, arguments: dict) -> Traffic:
+    """Count in this process, whose Triton runs in interpreter mode."""
+    interpreter = _interpreter()
+    host, back = _host_copies(arguments)
     regions = [_region(n, v) for n, v in host.items() if isinstance(v, torch.Tensor)]
     traffic = Traffic(fn.__name__, regions)
     recorder = _Recorder(interpreter.interpreter_builder, regions, traffic)
-    helpers = contextlib.nullcontext() if runtime.interpreter() else _interpreted_helpers(fn, interpreter)
-    with helpers, _hooked(interpreter, recorder):
+    with _hooked(interpreter, recorder):
         interpreter.InterpretedFunction(fn).run(grid=grid, warmup=False, **host)
     for device_tensor, host_tensor in back:
         device_tensor.copy_(host_tensor)
     return traffic
+
+
+# A GPU machine imported Triton in compile mode: every @triton.jit function there (the kernel, its helpers and
+# Triton's own library functions such as tl.sum) is compiled for the GPU and cannot be interpreted in this
+# process. The count then runs in a child process that imports Triton in interpreter mode. What crosses
+# over is plain data: the kernel's location (module and name, or the exported source of a notebook-defined
+# kernel), the grid, JSON values, and the tensors' storages as raw bytes (`utils.tensor_files`, no pickle).
+_CHILD = "import sys; from utils.traffic.triton_counter import _child; _child(sys.argv[1])"
+
+
+def _count_in_child(fn: types.FunctionType, grid: tuple, arguments: dict) -> Traffic:
+    """Count in a child process with TRITON_INTERPRET=1 and copy what the kernel wrote back."""
+    with tempfile.TemporaryDirectory(prefix="count_traffic_") as name:
+        folder = Path(name)
+        storages, layouts, values = _pack(fn, arguments)
+        tensor_files.save(storages, folder / "storages")
+        request = {
+            "kernel": _kernel_location(fn, folder),
+            "grid": list(grid),
+            "tensors": layouts,
+            "values": values,
+            "path": sys.path,
+        }
+        (folder / "request.json").write_text(json.dumps(request), encoding="utf-8")
+        child = subprocess.run(
+            [sys.executable, "-c", _CHILD, str(folder)],
+            capture_output=True,
+            text=True,
+            env=_child_environment(),
+        )
+        print(child.stdout, end="")  # the kernel's tl.device_print, if any
+        result = _read_json(folder / "result.json")
+        if child.returncode != 0 or result is None:
+            raise RuntimeError(
+                bilingual(
+                    f"在解释器子进程中计数 {fn.__name__} 失败（退出码 {child.returncode}）",
+                    f"counting {fn.__name__} in the interpreter child process failed (exit {child.returncode})",
+                )
+                + "\n"
+                + _tail(child.stderr)
+            )
+        if not result["ok"]:
+            raise (CounterUnsupported if result["unsupported"] else RuntimeError)(result["error"])
+        written = tensor_files.load(folder / "written")
+        with torch.no_grad():
+            for name, view in _views(written, layouts).items():
+                arguments[name].copy_(view)
+        return _traffic_from(result["traffic"], tensor_files.load(folder / "maps"))
+
+
+def _pack(fn: types.FunctionType, arguments: dict) -> tuple[dict, dict, dict]:
+    """The storages of the tensor arguments (raw bytes, one per storage: views stay views of one another),
+    each tensor's layout in its storage, and the other arguments (JSON values)."""
+    storages, keys, layouts, values = {}, {}, {}, {}
+    for name, value in arguments.items():
+        if isinstance(value, torch.Tensor):
+            storage = value.untyped_storage()
+            key = keys.setdefault((value.device, storage.data_ptr()), f"storage{len(keys)}")
+            storages[key] = value.new_empty(0, dtype=torch.uint8).set_(storage)
+            dtype = str(value.dtype).removeprefix("torch.")
+            if dtype not in tensor_files.DTYPES:
+                raise TypeError(
+                    bilingual(
+                        f"流量计数器不支持张量 {name} 的类型 {dtype}",
+                        f"the traffic counter does not support {name}'s dtype {dtype}",
+                    )
+                )
+            layouts[name] = {
+                "storage": key,
+                "dtype": dtype,
+                "offset": value.storage_offset(),
+                "size": list(value.shape),
+                "stride": list(value.stride()),
+            }
+        elif value is None or isinstance(value, bool | int | float | str):
+            values[name] = value
+        else:
+            raise TypeError(
+                bilingual(
+                    f"{fn.__name__} 的参数 {name}={value!r} 无法传给解释器子进程（只支持张量、数字、字符串和 None）",
+                    f"{fn.__name__}'s argument {name}={value!r} cannot be sent to the interpreter child process "
+                    "(tensors, numbers, strings and None only)",
+                )
+            )
+    return storages, layouts, values
+
+
+def _views(storages: dict[str, torch.Tensor], layouts: dict) -> dict[str, torch.Tensor]:
+    """The tensors of `layouts` as views of `storages` (those present)."""
+    return {
+        name: torch.empty(0, dtype=tensor_files.DTYPES[layout["dtype"]]).set_(
+            storages[layout["storage"]].untyped_storage(), layout["offset"], layout["size"], layout["stride"]
+        )
+        for name, layout in layouts.items()
+        if layout["storage"] in storages
+    }
+
+
+def _kernel_location(fn: types.FunctionType, folder: Path) -> dict:
+    """Where the child finds the kernel: its module and qualified name if a fresh process can import them,
+    else a module file exported from its source (a kernel defined in a notebook)."""
+    module = sys.modules.get(fn.__module__)
+    if fn.__module__ != "__main__" and module is not None and getattr(module, "__file__", None):
+        obj = module
+        for part in fn.__qualname__.split("."):
+            obj = getattr(obj, part, None)
+        if obj is not None and _python_function(obj) is fn:
+            return {"module": fn.__module__, "qualname": fn.__qualname__}
+    path = export_module([fn], folder / "kernel_module.py", fn.__globals__)
+    return {"file": str(path), "qualname": fn.__name__}
+
+
+def _child_environment() -> dict[str, str]:
+    env = dict(os.environ)
+    root = str(Path(__file__).resolve().parents[2])
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
+    env.update({"TRITON_INTERPRET": "1", runtime.ENV_VAR: "cpu", runtime.BANNER_SHOWN: "1"})
+    env["CUDA_VISIBLE_DEVICES"] = ""  # the child never touches the GPU
+    return env
+
+
+def _read_json(path: Path) -> dict | None:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def _traffic_json(traffic: Traffic) -> dict:
+    return {
+        "kernel": traffic.kernel,
+        "regions": [dataclasses.asdict(r) for r in traffic.regions],
+        "bytes": traffic.bytes,
+        "programs": [[list(pid), dict(per)] for pid, per in traffic.programs.items()],
+        "outside": traffic.outside,
+    }
+
+
+def _traffic_from(data: dict, maps: dict[str, torch.Tensor]) -> Traffic:
+    regions = [Region(**{**r, "shape": tuple(r["shape"])}) for r in data["regions"]]
+    traffic = Traffic(data["kernel"], regions, data["bytes"], outside=data["outside"])
+    traffic.programs = {tuple(pid): per for pid, per in data["programs"]}
+    traffic.maps = {r.name: [maps[f"{which}:{r.name}"].numpy() for which in (0, 1)] for r in regions}
+    return traffic
+
+
+def _load_kernel(location: dict):
+    if "file" in location:
+        obj = load_student_module(location["file"])
+    else:
+        obj = importlib.import_module(location["module"])
+    for part in location["qualname"].split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+def _child(folder: str) -> None:
+    """Entry point of the child process (interpreter mode): count, write what changed and the result."""
+    folder = Path(folder)
+    request = json.loads((folder / "request.json").read_text(encoding="utf-8"))
+    sys.path[:0] = [p for p in request["path"] if p not in sys.path]
+    try:
+        fn = _python_function(_load_kernel(request["kernel"]))
+        storages = tensor_files.load(folder / "storages")
+        before = {key: storage.clone() for key, storage in storages.items()}
+        tensors = _views(storages, request["tensors"])
+        traffic = _count_here(fn, tuple(request["grid"]), {**request["values"], **tensors})
+        changed = {k: s for k, s in storages.items() if not torch.equal(s, before[k])}
+        tensor_files.save(changed, folder / "written")
+        maps = {f"{w}:{name}": torch.from_numpy(m[w]) for name, m in traffic.maps.items() for w in (0, 1)}
+        tensor_files.save(maps, folder / "maps")
+        result = {"ok": True, "traffic": _traffic_json(traffic)}
+    except Exception as error:  # reported to the parent, which raises it there
+        unsupported = isinstance(error, CounterUnsupported) or "CounterUnsupported" in repr(error)
+        result = {"ok": False, "unsupported": unsupported, "error": f"{type(error).__name__}: {error}"}
+    (folder / "result.json").write_text(json.dumps(result), encoding="utf-8")
 
 
 __all__ = ["CounterUnsupported", "Traffic", "count_traffic"]
