@@ -92,9 +92,10 @@ def test_the_gpu_only_flag_on_a_cell_that_is_not_a_test_is_a_static_problem(tmp_
     nb = source_notebook()
     nb.cells[0].metadata[notebooks.COURSE_KEY] = {"gpu_only": True}
     notebooks.write(nb, course.source / UNIT / NOTEBOOK)
-    problems = selftest.static_problems(course, UNIT, wrong.load(COURSE.wrong / UNIT))
+    impls, variants = wrong.load(COURSE.wrong / UNIT), wrong.load(COURSE.variants / UNIT, "variant")
+    problems = selftest.static_problems(course, UNIT, impls, variants)
     assert problems == [f"{UNIT}/{NOTEBOOK}: cell 0 is marked GPU-only but is not a test cell"]
-    assert selftest.static_problems(COURSE, UNIT, wrong.load(COURSE.wrong / UNIT)) == []
+    assert selftest.static_problems(COURSE, UNIT, impls, variants) == []
 
 
 @pytest.mark.skipif(HAS_GPU, reason="the interpreter's path; on a GPU the check measures (gpu tests below)")
