@@ -80,6 +80,11 @@ class Case:
         return None
 
     def attack_verdict(self, scores: dict) -> str | None:
+        """Over its caps, or flagged other than expected; a residual-risk attack (it forges signals that only the
+        student's own process can report, see the threat model) need only be flagged."""
+        flagged = bool((self.result.get("judge") or {}).get("flagged"))
+        if self.attack.residual:
+            return None if flagged else f"residual-risk attack not flagged ({self.attack.residual})"
         over = [
             f"{g} {scores[g][0]:g} > {cap:g}"
             for g, cap in self.attack.caps.items()
@@ -87,7 +92,6 @@ class Case:
         ]
         if over:
             return f"earns more than its honest score: {', '.join(over)}"
-        flagged = bool((self.result.get("judge") or {}).get("flagged"))
         if self.attack.flagged is not None and flagged != self.attack.flagged:
             return "not flagged" if self.attack.flagged else "flagged without reason"
         return None

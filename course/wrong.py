@@ -25,6 +25,9 @@ class WrongImpl:
     flagged: bool | None = None  # red team: whether the judge must flag the submission
     delete: tuple[str, ...] = ()  # red team: test cells removed from the submitted notebook
     selfcheck_fails: tuple[str, ...] = ()  # test cells whose visible self-check must fail in the notebook
+    residual: str = (
+        ""  # red team: why it beats the in-child signals (residual risk: must be flagged, caps not enforced)
+    )
 
     @property
     def name(self) -> str:
@@ -75,6 +78,7 @@ def parse(path: Path, kind: str = "wrong") -> WrongImpl:
         flagged,
         _names(fields.get("delete", "")),
         _names(fields.get("selfcheck-fails", "")),
+        fields.get("residual", ""),
     )
 
 
