@@ -50,6 +50,7 @@ class Unit:
     student_cells: list[str]
     preamble: str
     banned: list[str] = field(default_factory=list)  # "module:attribute" the student's code may not call
+    suspicious: dict[str, str] = field(default_factory=dict)  # names flagged for review here, with the reason
     cells: dict[str, Cell] = field(default_factory=dict)
 
     def cell(self, grade_id: str, properties: dict[str, float], **options) -> Callable:

@@ -103,7 +103,7 @@ def judge_notebook(nb, unit: Unit, student: str, salt: str, requested_sandbox: s
     each cell's visible self-check passed in the notebook)."""
     mechanism, _ = sandbox.choose(requested_sandbox)
     source = module_source(nb, unit.student_cells, unit.preamble)
-    findings = scan(source, unit.banned)
+    findings = scan(source, unit.banned, unit.suspicious)
     uses_library = [f for f in findings if f.kind == "attention"]
     reasons = [str(f) for f in findings]
     on_gpu = utils.mode().is_gpu

@@ -133,8 +133,9 @@ def _patched(node: ast.AST, imported: set[str]) -> bool:
     return False
 
 
-def scan(source: str, banned: list[str] = ()) -> list[Finding]:
-    """Suspicious lines of the student's module (`banned`: the unit's "module:attribute" names)."""
+def scan(source: str, banned: list[str] = (), suspicious: dict[str, str] | None = None) -> list[Finding]:
+    """Suspicious lines of the student's module (`banned`: the unit's "module:attribute" names; `suspicious`: the
+    unit's own {name: reason} to flag, e.g. NumPy where the work must happen in kernels)."""
     try:
         tree = ast.parse(source)
     except SyntaxError:
@@ -155,8 +156,8 @@ def scan(source: str, banned: list[str] = ()) -> list[Finding]:
                 findings.setdefault(
                     ("attention", line, word), Finding("attention", word, line, lines[line - 1])
                 )
-            if name in TAMPERING:
-                what = TAMPERING[name]
+            if name in TAMPERING or name in (suspicious or {}):
+                what = TAMPERING.get(name) or suspicious[name]
                 findings.setdefault(
                     ("tampering", line, what), Finding("tampering", what, line, lines[line - 1])
                 )

@@ -40,6 +40,7 @@ UNIT = Unit(
         "utils.checks_flash_triton:reference_attention",
         "utils.checks_flash_triton:reference_gradients",
     ],
+    suspicious={"numpy": "NumPy (work outside PyTorch and the kernels is not seen)"},
 )
 F32, F16, BF16 = torch.float32, torch.float16, torch.bfloat16
 
