@@ -236,7 +236,10 @@ def covering(impls: list[wrong.WrongImpl], test_cells: list[str]) -> list[wrong.
 
 def one_per_exercise(variants: list[wrong.WrongImpl]) -> list[wrong.WrongImpl]:
     """The first variant of each replaced solution cell."""
-    return list({(v.notebook, v.replaces): v for v in reversed(variants)}.values())[::-1]
+    first: dict[tuple[str, str], wrong.WrongImpl] = {}
+    for variant in variants:
+        first.setdefault((variant.notebook, variant.replaces), variant)
+    return list(first.values())
 
 
 def run(

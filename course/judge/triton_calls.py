@@ -30,16 +30,25 @@ def preamble(*modules: str) -> str:
     return PREAMBLE.format(extra="".join(f"import {m}\n" for m in modules))
 
 
-def run(j: Judgement, target: str, plan: dict, *tensors, guard: bool = False):
-    """The student's `target` in the child (`utils.judged_triton.run`): (output, gradients, launches, operators)
-    of the graded phase (the backward pass when the plan asks for one). `guard`: guarded allocations."""
-    answer = j.call(ENTRY, target, {**plan, "guard": guard}, *tensors).result
+def answer(j: Judgement, target: str, plan: dict, *tensors, guard: bool = False) -> tuple:
+    """The whole answer of `utils.judged_triton.run` for the student's `target`: (output, gradients, forward
+    launches, backward launches, forward operators, backward operators, saved tensors). `guard`: guarded
+    allocations."""
+    result = j.call(ENTRY, target, {**plan, "guard": guard}, *tensors).result
     j.expect(
-        isinstance(answer, tuple) and len(answer) == 7,
+        isinstance(result, tuple) and len(result) == 7,
         f"{target} 的调用没有返回可读的结果",
         f"the call of {target} returned nothing readable",
     )
-    output, grads, fwd_launches, bwd_launches, fwd_ops, bwd_ops, _ = answer
+    return result
+
+
+def run(j: Judgement, target: str, plan: dict, *tensors, guard: bool = False):
+    """(output, gradients, launches, operators) of the graded phase of `target` (the backward pass when the plan
+    asks for one)."""
+    output, grads, fwd_launches, bwd_launches, fwd_ops, bwd_ops, _ = answer(
+        j, target, plan, *tensors, guard=guard
+    )
     if plan.get("backward"):
         return output, grads, bwd_launches, bwd_ops
     return output, grads, fwd_launches, fwd_ops

@@ -24,7 +24,7 @@ import torch
 
 from course.judge import triton_calls
 from course.judge.core import Judgement, Unit
-from course.judge.triton_calls import ENTRY, kernel_did_the_work, run, same_dtype
+from course.judge.triton_calls import kernel_did_the_work, run, same_dtype
 from utils import checks_flash_triton as checks
 from utils import grading
 from utils.measure import timing_lock
@@ -65,10 +65,6 @@ HOPPER_HINT = (
     "\nHint: dV is right and dK is wrong on Hopper (sm90): most likely Triton's known miscompile of "
     "tl.dot(tl.trans(ds), q); see Troubleshooting at the end of the unit (compute the transposed scores Sᵀ = K Qᵀ)."
 )
-
-
-def name(dtype) -> str:
-    return str(dtype).removeprefix("torch.")
 
 
 def half_precision(j: Judgement) -> list[tuple]:
@@ -119,12 +115,7 @@ def contract_case(j: Judgement, b, n_q, n_k, d, dtype, is_causal) -> None:
     what = "FlashAttentionTriton.apply " + checks.describe(b, n_q, n_k, d, dtype, is_causal)
     with j.case(CONTRACT, what):
         plan = {"grad_of": [0, 1, 2], "saved": True}
-        answer = j.call(ENTRY, "FlashAttentionTriton.apply", plan, q, k, v, is_causal).result
-        j.expect(
-            isinstance(answer, tuple) and len(answer) == 7,
-            f"{what} 没有可读的结果",
-            f"{what}: nothing readable",
-        )
+        answer = triton_calls.answer(j, "FlashAttentionTriton.apply", plan, q, k, v, is_causal)
         (out,) = j.tensors(answer[0], 1, what)
         _, ref_lse = grading.reference_attention(q, k, v, is_causal=is_causal)
         lse = grading.check_saved(answer[6] if isinstance(answer[6], tuple) else (), q, k, v, out)
