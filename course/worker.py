@@ -89,11 +89,17 @@ def classify(text: str) -> str:
     return "error"
 
 
-def had_cell_timeout(path: Path) -> bool:
+def graded_status(path: Path) -> str:
+    """The status of a notebook nbgrader graded: a cell interrupted by its time limit, a kernel that died in
+    a judged notebook (the judge's scores stand), or "graded"."""
     import nbformat
 
+    from course.judge.kernel import KERNEL_DIED
+
     nb = nbformat.read(str(path), as_version=4)
-    return any(out.get("ename") == "CellTimeoutError" for cell in nb.cells for out in cell.get("outputs", []))
+    if any(out.get("ename") == "CellTimeoutError" for cell in nb.cells for out in cell.get("outputs", [])):
+        return "cell timeout"
+    return "kernel died" if KERNEL_DIED in nb.metadata else "graded"
 
 
 def scores(api, unit: str, student: str, notebook: str) -> dict[str, list[float]]:
@@ -249,7 +255,7 @@ def grade_notebook(api, root: Path, unit: str, student: str, notebook: str) -> d
         who = submitted.parent.parent.name
         graded = root / "autograded" / who / unit / notebook
         if graded.exists():
-            status = "cell timeout" if had_cell_timeout(graded) else "graded"
+            status = graded_status(graded)
         else:
             status = failed.get(str(submitted.parent.resolve()), classify(out.get("error", "")))
         entries[who] = {"status": status, "scores": scores(api, unit, who, stem)}

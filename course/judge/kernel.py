@@ -20,6 +20,8 @@ from traitlets import Unicode
 from course import ROOT
 from course.judge import sandbox, units
 
+KERNEL_DIED = "flash_course_kernel_died"  # notebook metadata: why the kernel died (the judge graded it anyway)
+
 
 class SandboxedKernelManager(AsyncKernelManager):
     """A kernel manager whose kernel runs in the sandbox ("none": an ordinary local kernel)."""
@@ -56,8 +58,8 @@ class SandboxedExecute(Execute):
     """nbgrader's Execute preprocessor, with the notebook's kernel in the sandbox.
 
     In a notebook the judge grades, a kernel that dies costs only what it had left to run (the judge still
-    grades every test cell); elsewhere it fails the notebook as before, since nbgrader would count an
-    unexecuted test cell as passed.
+    grades every test cell, and the notebook's metadata says the kernel died, for the status); elsewhere it
+    fails the notebook as before, since nbgrader would count an unexecuted test cell as passed.
     """
 
     def __init__(self, *args, **kwargs):
@@ -72,4 +74,5 @@ class SandboxedExecute(Execute):
             if notebook not in units.UNITS:
                 raise
             self.log.warning("kernel died while running %s (%s); the judge grades it anyway", notebook, error)
+            nb.metadata[KERNEL_DIED] = str(error)[:500]
             return nb, resources
