@@ -137,8 +137,9 @@ def benchmark(lengths: list[int], elements: int, dtype: torch.dtype, block: int)
     return records
 
 
-def plot(records: list[dict], path: Path) -> None:
-    """Speedup of the online kernel over the safe one against the row length, with 4/3 and M&G's 1.3×."""
+def plot(records: list[dict], path: Path | None = None):
+    """Times against the row length, and the speedup of the online kernel over the safe one with 4/3 and
+    M&G's 1.3×; saved to `path` (and closed) when given, else returned."""
     import matplotlib.pyplot as plt
 
     from utils import plotting
@@ -159,8 +160,11 @@ def plot(records: list[dict], path: Path) -> None:
     for ax in axes:
         ax.grid(True, which="both", alpha=0.3)
     fig.tight_layout()
+    if path is None:
+        return fig
     fig.savefig(path, dpi=120)
     plt.close(fig)
+    return None
 
 
 def main(argv: list[str] | None = None) -> None:
