@@ -36,10 +36,9 @@ def overrides(course: Course, unit: str, student: dict, last_unit: bool) -> dict
     return changed
 
 
-def build_class(course: Course, release_root: Path, spec: Path, dest: Path) -> list[str]:
-    """Write the sample class's submissions `dest/<student>/<unit>/*.ipynb`; return the student ids."""
+def build_class(course: Course, release_root: Path, spec: Path, dest: Path, units: list[str]) -> list[str]:
+    """Write the sample class's submissions `dest/<student>/<unit>/*.ipynb` of `units`; return the student ids."""
     students = tomllib.loads(spec.read_text(encoding="utf-8"))["student"]
-    units = course.units()
     for student in students:
         for unit in units:
             changed = overrides(course, unit, student, unit == units[-1])
@@ -50,10 +49,15 @@ def build_class(course: Course, release_root: Path, spec: Path, dest: Path) -> l
 
 
 def run(
-    course: Course = COURSE, out: Path = OUTPUT, timeout: float | None = None, jobs: int | None = None
+    course: Course = COURSE,
+    out: Path = OUTPUT,
+    timeout: float | None = None,
+    jobs: int | None = None,
+    units: list[str] | None = None,
 ) -> list[grade.Row]:
-    """The whole demo on `course`, written under `out` (wiped first)."""
-    units = course.units()
+    """The demo on `course` (every unit, or `units`; the crashing student crashes in the last one), written
+    under `out` (wiped first)."""
+    units = units or course.units()
     if not units:
         raise ValueError(bilingual("source/ 中还没有单元", "no units in source/ yet"))
     shutil.rmtree(out, ignore_errors=True)
@@ -66,7 +70,7 @@ def run(
             "2/3 按 course/sample_class 生成示例班级的提交……", "2/3 building the sample class's submissions…"
         )
     )
-    students = build_class(course, demo.release, SAMPLE_CLASS / "class.toml", out / "submissions")
+    students = build_class(course, demo.release, SAMPLE_CLASS / "class.toml", out / "submissions", units)
     print(bilingual(f"3/3 评分：{', '.join(students)}", f"3/3 grading: {', '.join(students)}"))
     return grade.grade(demo, out / "submissions", timeout, jobs)
 

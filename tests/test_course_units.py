@@ -12,11 +12,15 @@ from course import demo, grade, notebooks, selftest, wrong
 from course.judge import units as judged
 from course.layout import COURSE, Course
 
+# CI's time: the demo grades a PyTorch unit and the Triton unit where the crashing student crashes;
+# `test_the_whole_demo_on_the_gpu_host` grades every unit (each unit's solution is also graded by the selftest).
+DEMO_UNITS = [COURSE.units()[0], COURSE.units()[-1]]
+
 
 @pytest.fixture(scope="module")
 def demo_course(tmp_path_factory):
     out = tmp_path_factory.mktemp("demo") / "course"
-    rows = demo.run(COURSE, out)
+    rows = demo.run(COURSE, out, units=DEMO_UNITS)
     return out, {(row.student, row.unit): row for row in rows}
 
 
@@ -88,26 +92,36 @@ def test_selftest_slow_but_correct_implementations_keep_every_other_point(selfte
         assert case.result.get("status") == "graded" and lost == [], f"{case.student}: {case.result}"
 
 
-def test_demo_correct_student_gets_full_marks_in_every_unit(demo_rows):
-    for unit in COURSE.units():
-        alice = demo_rows[("alice_correct", unit)]
+def check_demo(rows: dict, units: list[str]) -> None:
+    """Alice earns every point this machine can award, Bob loses some, Carol's last unit records the dead kernel
+    (the judge still grades it) and her other units are complete."""
+    assert {unit for _, unit in rows} == set(units)
+    for unit in units:
+        alice = rows[("alice_correct", unit)]
         assert alice.status == "graded" and alice.max_score > unearnable_here(unit), unit
         assert alice.score == alice.max_score - unearnable_here(unit), unit
-
-
-def test_demo_partial_student_loses_some_points(demo_rows):
-    bob = [demo_rows[("bob_partial", unit)] for unit in COURSE.units()]
+    bob = [rows[("bob_partial", unit)] for unit in units]
     assert all(row.status == "graded" for row in bob)
     assert 0 < sum(row.score for row in bob) < sum(row.max_score for row in bob)
-
-
-def test_demo_crashing_student_gets_a_status_and_the_rest_is_graded(demo_rows):
-    *earlier, last = COURSE.units()
-    carol = demo_rows[("carol_crash", last)]
+    *earlier, last = units
+    carol = rows[("carol_crash", last)]
     assert carol.status.startswith("kernel died"), carol.status
+    assert (
+        0 < carol.score < carol.max_score
+    )  # the crash costs the crashed exercise, the judge grades the rest
     for unit in earlier:
-        row = demo_rows[("carol_crash", unit)]
+        row = rows[("carol_crash", unit)]
         assert row.status == "graded" and row.score == row.max_score - unearnable_here(unit), unit
+
+
+def test_demo_grades_the_sample_class(demo_rows):
+    check_demo(demo_rows, DEMO_UNITS)
+
+
+@pytest.mark.gpu
+def test_the_whole_demo_on_the_gpu_host(tmp_path):
+    rows = demo.run(COURSE, tmp_path / "course", jobs=8)
+    check_demo({(row.student, row.unit): row for row in rows}, COURSE.units())
 
 
 def test_a_regrade_of_judged_units_gives_every_cell_the_same_score(demo_course, tmp_path):
@@ -117,10 +131,7 @@ def test_a_regrade_of_judged_units_gives_every_cell_the_same_score(demo_course, 
         {unit for unit in COURSE.units() for nb in COURSE.notebooks(unit) if nb in judged.UNITS}
     )
     assert judged_units == COURSE.units(), "every unit is judged"
-    units = [
-        judged_units[0],
-        judged_units[-1],
-    ]  # a PyTorch unit and the Triton unit: CI's time, same mechanism
+    units = DEMO_UNITS  # a PyTorch unit and the Triton unit: CI's time, same seeding mechanism everywhere
     again_class = tmp_path / "class"
     for student_folder in (out / "submissions").iterdir():
         for unit in units:

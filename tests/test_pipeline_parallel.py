@@ -53,7 +53,7 @@ def graded(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("parallel")
     release.build(FIXTURE_COURSE, [UNIT], tmp / "release")
     class_folder = tmp / "class"
-    demo.build_class(FIXTURE_COURSE, tmp / "release", SAMPLE_CLASS / "class.toml", class_folder)
+    demo.build_class(FIXTURE_COURSE, tmp / "release", SAMPLE_CLASS / "class.toml", class_folder, [UNIT])
     (class_folder / "dan_blank" / UNIT).mkdir(parents=True)
     shutil.copy(tmp / "release" / UNIT / "logsumexp.ipynb", class_folder / "dan_blank" / UNIT)
     mp = pytest.MonkeyPatch()
