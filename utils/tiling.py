@@ -126,7 +126,18 @@ def shared_memory_per_block() -> int | None:
 
 @triton.jit
 def three_pass_attention_kernel(
-    Q, K, V, Out, Mx, Ls, n_q, n_k, scale, HEAD_DIM: tl.constexpr, BLOCK_Q: tl.constexpr, BLOCK_K: tl.constexpr
+    Q,
+    K,
+    V,
+    Out,
+    Mx,
+    Ls,
+    n_q,
+    n_k,
+    scale,
+    HEAD_DIM: tl.constexpr,
+    BLOCK_Q: tl.constexpr,
+    BLOCK_K: tl.constexpr,
 ):
     """One program per head. Three passes over the key blocks (row maxima, row sums, output); in each, the
     key tile is loaded once and every query tile visits it, reading and writing its row statistics (and, in
