@@ -12,9 +12,10 @@ from course import demo, grade, notebooks, selftest, wrong
 from course.judge import units as judged
 from course.layout import COURSE, Course
 
-# CI's time: the demo grades a PyTorch unit and the Triton unit where the crashing student crashes;
-# `test_the_whole_demo_on_the_gpu_host` grades every unit (each unit's solution is also graded by the selftest).
-DEMO_UNITS = [COURSE.units()[0], COURSE.units()[-1]]
+# CI's time: the demo grades the first unit (PyTorch) and the lighter Triton unit, where the crashing student
+# crashes; `test_the_whole_demo_on_the_gpu_host` grades and regrades every unit (each unit's solution is also
+# graded by the selftest).
+DEMO_UNITS = [COURSE.units()[0], "07_triton_basics"]
 
 
 @pytest.fixture(scope="module")
@@ -120,19 +121,16 @@ def test_demo_grades_the_sample_class(demo_rows):
 
 @pytest.mark.gpu
 def test_the_whole_demo_on_the_gpu_host(tmp_path):
-    rows = demo.run(COURSE, tmp_path / "course", jobs=8)
-    check_demo({(row.student, row.unit): row for row in rows}, COURSE.units())
+    """Every unit graded, then graded again: the same score for every cell."""
+    out = tmp_path / "course"
+    rows = {(row.student, row.unit): row for row in demo.run(COURSE, out, jobs=8)}
+    check_demo(rows, COURSE.units())
+    assert_regrade_is_identical(out, rows, COURSE.units())
 
 
-def test_a_regrade_of_judged_units_gives_every_cell_the_same_score(demo_course, tmp_path):
-    """Same submission, same score: the judge's inputs are seeded per (salt, student, notebook, cell)."""
-    out, first = demo_course
-    judged_units = sorted(
-        {unit for unit in COURSE.units() for nb in COURSE.notebooks(unit) if nb in judged.UNITS}
-    )
-    assert judged_units == COURSE.units(), "every unit is judged"
-    units = DEMO_UNITS  # a PyTorch unit and the Triton unit: CI's time, same seeding mechanism everywhere
-    again_class = tmp_path / "class"
+def assert_regrade_is_identical(out, first: dict, units: list[str]) -> None:
+    """Grade the demo's submissions of `units` again in the demo's course root: every cell scores the same."""
+    again_class = out.parent / "again"
     for student_folder in (out / "submissions").iterdir():
         for unit in units:
             shutil.copytree(student_folder / unit, again_class / student_folder.name / unit)
@@ -140,4 +138,14 @@ def test_a_regrade_of_judged_units_gives_every_cell_the_same_score(demo_course, 
     assert again.keys() == {key for key in first if key[1] in units}
     for key, row in again.items():
         assert row.cells and row.cells == first[key].cells, key
-        assert row.sandboxes == first[key].sandboxes == {"namespaces"}, key  # CI: the sandbox was active
+        assert row.sandboxes == first[key].sandboxes == {"namespaces"}, key  # the sandbox was active
+
+
+def test_a_regrade_of_judged_units_gives_every_cell_the_same_score(demo_course):
+    """Same submission, same score: the judge's inputs are seeded per (salt, student, notebook, cell)."""
+    out, first = demo_course
+    judged_units = sorted(
+        {unit for unit in COURSE.units() for nb in COURSE.notebooks(unit) if nb in judged.UNITS}
+    )
+    assert judged_units == COURSE.units(), "every unit is judged"
+    assert_regrade_is_identical(out, first, DEMO_UNITS)
