@@ -27,7 +27,7 @@ import triton.language as tl
 from matplotlib.patches import Patch, Rectangle
 
 from utils import runtime
-from utils.io_kernels import Launches
+from utils.io_kernels import Launches, _attention_inputs, _check
 from utils.messages import bilingual
 from utils.plotting import axes, text
 
@@ -58,17 +58,6 @@ def matmul_kernel(A, B, C, m, n, k, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr
     )
 
 
-def _contiguous(x, dims: int, what: str) -> None:
-    if not isinstance(x, torch.Tensor) or x.dim() != dims or not x.is_contiguous():
-        shape = tuple(x.shape) if isinstance(x, torch.Tensor) else type(x).__name__
-        raise ValueError(
-            bilingual(
-                f"{what} 需要 {dims} 维的连续张量，得到 {shape}",
-                f"{what} needs a contiguous {dims}-D tensor, got {shape}",
-            )
-        )
-
-
 def _tile_sizes(*blocks: int) -> None:
     for b in blocks:
         if b < 16 or b & (b - 1):
@@ -82,8 +71,8 @@ def _tile_sizes(*blocks: int) -> None:
 
 def blocked_matmul(a, b, block_m: int = 32, block_n: int = 32, block_k: int = 32, count: bool = False):
     """C = A B with `matmul_kernel` (C in A's dtype). Tile sizes: powers of two ≥ 16."""
-    _contiguous(a, 2, "blocked_matmul: A")
-    _contiguous(b, 2, "blocked_matmul: B")
+    _check(a, 2, "blocked_matmul: A")
+    _check(b, 2, "blocked_matmul: B")
     _tile_sizes(block_m, block_n, block_k)
     (m, k), n = a.shape, b.shape[1]
     if b.shape[0] != k:
@@ -181,18 +170,8 @@ def three_pass_attention_kernel(
 
 def three_pass_attention(q, k, v, block_q: int = 16, block_k: int = 32, count: bool = False):
     """O = softmax(σ·Q Kᵀ) V (non-causal) with `three_pass_attention_kernel`, in Q's dtype."""
-    for name, t in (("Q", q), ("K", k), ("V", v)):
-        _contiguous(t, 3, f"three_pass_attention: {name}")
-    bh, n_q, d = q.shape
-    if k.shape != v.shape or k.shape[0] != bh or k.shape[2] != d or d not in (16, 32, 64, 128):
-        raise ValueError(
-            bilingual(
-                f"形状不符：Q {tuple(q.shape)}、K {tuple(k.shape)}、V {tuple(v.shape)}（d ∈ 16, 32, 64, 128）",
-                f"shapes do not fit: Q {tuple(q.shape)}, K {tuple(k.shape)}, V {tuple(v.shape)} (d in 16, 32, 64, 128)",
-            )
-        )
+    bh, n_q, n_k, d = _attention_inputs(q, k, v)
     _tile_sizes(block_q, block_k)
-    n_k = k.shape[1]
     out = torch.zeros(bh, n_q, d, dtype=torch.float32, device=q.device)
     row_max = torch.full((bh, n_q), float("-inf"), device=q.device)
     row_sum = torch.zeros(bh, n_q, device=q.device)
