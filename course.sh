@@ -2,6 +2,7 @@
 # One entry point for everything: sets up .venv (idempotent), then runs the job.
 #   bash course.sh demo        set up, release the notebooks and grade the sample class
 #   bash course.sh test        set up, lint and run the test suite (what CI runs)
+#   bash course.sh bundle [DEST]  write the student bundle (release notebooks + utils, no answers) and its zip
 #   bash course.sh lab         set up, open the student notebooks (release/) in JupyterLab
 #   bash course.sh check|release|grade|selftest|bench ...   any `python -m course` sub-command
 # Environment: PYTHON (interpreter, >= 3.11), COURSE_VENV (default .venv),

@@ -78,6 +78,15 @@ def build_parser() -> argparse.ArgumentParser:
         )
     )
 
+    bundle = sub.add_parser(
+        "bundle",
+        help="写出学生包（文件夹和 zip，无答案）/ write the student bundle (folder and zip, no answers)",
+    )
+    bundle.add_argument(
+        "dest", nargs="?", help="目标文件夹（默认 bundle/）/ destination folder (default: bundle/)"
+    )
+    bundle.set_defaults(run=lambda args: _bundle().main(args.dest))
+
     demo = sub.add_parser("demo", help="发布并为示例班级评分 / release and grade the sample class")
     demo.add_argument(
         "--timeout", type=float, help="每个学生每个单元的时限（秒）/ wall-clock seconds per student and unit"
@@ -115,6 +124,12 @@ def _selftest():
     from course import selftest
 
     return selftest
+
+
+def _bundle():
+    from course import bundle
+
+    return bundle
 
 
 def _demo():
