@@ -1,0 +1,21 @@
+# selftest-notebook: online_softmax.ipynb
+# selftest-replaces: os_online_softmax
+# selftest-must-fail: test_online_softmax
+# Mistake: sums e^x in one sweep without a running maximum (the naive softmax in blocks: e^x overflows).
+# 错误：一遍求 e^x 的和，不维护运行最大值（分块的朴素 softmax：e^x 会上溢）。
+def finite_max(m):
+    """m with -inf replaced by 0: e^(x - finite_max(m)) is 0, not NaN, where m = -inf (given)."""
+    return torch.where(torch.isneginf(m), torch.zeros_like(m), m)
+
+
+def online_softmax(x, block_size):
+    n = x.shape[-1]
+    work = torch.promote_types(x.dtype, torch.float32)
+    row_sum = torch.zeros(x.shape[:-1], dtype=work, device=x.device)
+    for c0 in range(0, n, block_size):
+        row_sum = row_sum + torch.exp(x[..., c0 : c0 + block_size].to(work)).sum(dim=-1)
+    inverse = torch.where(row_sum > 0, 1 / row_sum, torch.zeros_like(row_sum))
+    out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    for c0 in range(0, n, block_size):
+        out[..., c0 : c0 + block_size] = (torch.exp(x[..., c0 : c0 + block_size].to(work)) * inverse[..., None]).to(x.dtype)
+    return out

@@ -1,0 +1,25 @@
+# selftest-notebook: online_softmax.ipynb
+# selftest-replaces: os_online_softmax
+# selftest-must-fail: test_online_softmax
+# Mistake: when the maximum grows, the sum kept so far is not multiplied by e^(m - m').
+# 错误：最大值变大时，没有把已累加的和乘以 e^(m - m')。
+def finite_max(m):
+    """m with -inf replaced by 0: e^(x - finite_max(m)) is 0, not NaN, where m = -inf (given)."""
+    return torch.where(torch.isneginf(m), torch.zeros_like(m), m)
+
+
+def online_softmax(x, block_size):
+    n = x.shape[-1]
+    work = torch.promote_types(x.dtype, torch.float32)
+    m = torch.full(x.shape[:-1], float("-inf"), dtype=work, device=x.device)
+    row_sum = torch.zeros(x.shape[:-1], dtype=work, device=x.device)
+    for c0 in range(0, n, block_size):
+        block = x[..., c0 : c0 + block_size].to(work)
+        m = torch.maximum(m, block.amax(dim=-1))
+        row_sum = row_sum + torch.exp(block - finite_max(m)[..., None]).sum(dim=-1)
+    shift, inverse = finite_max(m), torch.where(row_sum > 0, 1 / row_sum, torch.zeros_like(row_sum))
+    out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    for c0 in range(0, n, block_size):
+        block = x[..., c0 : c0 + block_size].to(work)
+        out[..., c0 : c0 + block_size] = (torch.exp(block - shift[..., None]) * inverse[..., None]).to(x.dtype)
+    return out

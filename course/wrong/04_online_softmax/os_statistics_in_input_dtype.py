@@ -1,0 +1,25 @@
+# selftest-notebook: online_softmax.ipynb
+# selftest-replaces: os_online_softmax
+# selftest-must-fail: test_online_softmax
+# Mistake: keeps m and the running sum in the input's dtype (float16/bfloat16 sums stop growing on long rows).
+# 错误：m 和运行和用输入的 dtype（长行上 float16/bfloat16 的和加不上去）。
+def finite_max(m):
+    """m with -inf replaced by 0: e^(x - finite_max(m)) is 0, not NaN, where m = -inf (given)."""
+    return torch.where(torch.isneginf(m), torch.zeros_like(m), m)
+
+
+def online_softmax(x, block_size):
+    n = x.shape[-1]
+    m = torch.full(x.shape[:-1], float("-inf"), dtype=x.dtype, device=x.device)
+    row_sum = torch.zeros(x.shape[:-1], dtype=x.dtype, device=x.device)
+    for c0 in range(0, n, block_size):
+        block = x[..., c0 : c0 + block_size]
+        m_new = torch.maximum(m, block.amax(dim=-1))
+        shift = finite_max(m_new)
+        row_sum = row_sum * torch.exp(m - shift) + torch.exp(block - shift[..., None]).sum(dim=-1)
+        m = m_new
+    shift, inverse = finite_max(m), torch.where(row_sum > 0, 1 / row_sum, torch.zeros_like(row_sum))
+    out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    for c0 in range(0, n, block_size):
+        out[..., c0 : c0 + block_size] = torch.exp(x[..., c0 : c0 + block_size] - shift[..., None]) * inverse[..., None]
+    return out
