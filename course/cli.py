@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from course import bench, doctor
 
@@ -25,7 +26,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="只检查 release/ 是否最新 / only check that release/ is up to date",
     )
-    release.set_defaults(run=lambda args: _release().main(args.units, check=args.check))
+    release.set_defaults(run=run_release)
 
     grade = sub.add_parser("grade", help="自动评分 / autograde submissions")
     grade.add_argument(
@@ -45,15 +46,59 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="只评上次未评完的提交（未改动的保留原分数）/ grade only what an earlier run left (unchanged ones keep their scores)",
     )
-    grade.set_defaults(
-        run=lambda args: _grade().main(
-            args.submissions,
-            args.timeout,
-            args.jobs,
-            sandbox="none" if args.no_sandbox else "auto",
-            resume=args.resume,
+    grade.add_argument(
+        "--student",
+        action="append",
+        default=[],
+        help="只评这些学生（可重复）/ grade only this student (repeatable)",
+    )
+    grade.add_argument(
+        "--unit",
+        action="append",
+        default=[],
+        help="只评这些单元（可重复）/ grade only this unit (repeatable)",
+    )
+    grade.add_argument(
+        "--timestamps",
+        help="zip 上传的提交时间 CSV（student_id,unit,timestamp）/ submission times of zip uploads (CSV)",
+    )
+    grade.add_argument(
+        "--feedback-only",
+        action="store_true",
+        help="截止前的反馈：另一组种子，不写成绩簿，只写 feedback_preview/ / "
+        "feedback before the deadline: other seeds, never writes the gradebook, writes feedback_preview/ only",
+    )
+    grade.set_defaults(run=run_grade)
+
+    export = sub.add_parser(
+        "export", help="按单元格的成绩与 LMS 导入文件 / grades by cell and LMS import files"
+    )
+    export.add_argument(
+        "--roster",
+        help="名单 CSV / roster CSV (student_id,name,email,sis_login_id,canvas_id,section,idnumber)",
+    )
+    export.add_argument("--canvas", help="写出 Canvas 成绩导入 CSV / write Canvas's gradebook import CSV")
+    export.add_argument("--moodle", help="写出 Moodle 成绩导入 CSV / write Moodle's grade import CSV")
+    export.add_argument("--moodle-key", choices=["idnumber", "email"], default="idnumber")
+    export.set_defaults(
+        run=lambda args: _lms().export(
+            _course(),
+            *(Path(a) if a else None for a in (args.roster, args.canvas, args.moodle)),
+            args.moodle_key,
         )
     )
+
+    regrade = sub.add_parser(
+        "regrade", help="重评一名学生的一个单元并记录申请 / regrade one student's unit and log the request"
+    )
+    regrade.add_argument("student")
+    regrade.add_argument("unit")
+    regrade.add_argument("--reason", required=True, help="申请理由 / the student's reason")
+    regrade.add_argument(
+        "--outcome", default="", help="结论（默认按分数变化）/ outcome (default: from the scores)"
+    )
+    regrade.add_argument("--timeout", type=float)
+    regrade.set_defaults(run=run_regrade)
 
     selftest = sub.add_parser("selftest", help="验证评分能区分对错 / prove the graders discriminate")
     selftest.add_argument("units", nargs="*", metavar="UNIT", help="单元（默认全部）/ units (default: all)")
@@ -98,6 +143,44 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def run_release(args) -> int:
+    status = _release().main(args.units, check=args.check)
+    if status == 0 and not args.check:
+        from course import semester
+
+        course = _course()
+        if lock := semester.pin_release(course, course.select(args.units)):
+            print(f"semester: {lock}")
+    return status
+
+
+def run_grade(args) -> int:
+    grade, course = _grade(), _course()
+    selection = grade.Selection(
+        tuple(args.student),
+        tuple(course.select(args.unit)) if args.unit else (),
+        Path(args.timestamps) if args.timestamps else None,
+    )
+    sandbox = "none" if args.no_sandbox else "auto"
+    return grade.main(
+        args.submissions, args.timeout, args.jobs, course, sandbox, args.resume, selection, args.feedback_only
+    )
+
+
+def run_regrade(args) -> int:
+    from course import semester
+    from utils.messages import bilingual
+
+    grade, course = _grade(), _course()
+    (unit,) = course.select([args.unit])
+    before = semester.final_score(course, args.student, unit)
+    grade.grade(course, course.submitted, args.timeout, selection=grade.Selection((args.student,), (unit,)))
+    after = semester.final_score(course, args.student, unit)
+    entry = semester.record_regrade(course, args.student, unit, args.reason, before, after, args.outcome)
+    print(bilingual(f"重评：{entry['outcome']}", f"regrade: {entry['outcome']}"))
+    return 0
+
+
 def add_jobs_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--jobs",
@@ -130,6 +213,18 @@ def _bundle():
     from course import bundle
 
     return bundle
+
+
+def _course():
+    from course.layout import COURSE
+
+    return COURSE
+
+
+def _lms():
+    from course import lms
+
+    return lms
 
 
 def _demo():

@@ -20,6 +20,7 @@ import tempfile
 import threading
 import time
 import zipfile
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,7 +28,7 @@ from pathlib import Path
 from tqdm import tqdm
 
 import utils
-from course import notebooks
+from course import lms, notebooks, semester
 from course.layout import COURSE, Course
 from course.runner import run_job
 from utils.messages import bilingual
@@ -174,7 +175,12 @@ class Round:
 
 
 def grading_salt(course: Course) -> str:
-    """The course's grading-round salt (`.grading_salt`, made once): a regrade sees the same hidden inputs."""
+    """The course's grading-round salt (the overlay's, else `.grading_salt`, made once): a regrade sees the same
+    hidden inputs."""
+    from course import overlay
+
+    if (private := overlay.salt()) is not None:
+        return private
     path = course.root / ".grading_salt"
     if not path.exists():
         path.write_text(secrets.token_hex(16), encoding="utf-8")
@@ -279,12 +285,28 @@ def merge_gradebooks(course: Course, rows: list[Row], folders: list[Path], log: 
             row.problems[""] = "error"  # graded, but the gradebook lacks it: see grading.log
 
 
-def write_csv(rows: list[Row], path: Path) -> None:
+CSV_COLUMNS = ["student_id", "unit", "score", "max_score", "status", "flagged", "flag_reasons", "sandbox"]
+
+
+def write_csv(
+    rows: list[Row],
+    path: Path,
+    extra: Callable[[Row], dict[str, str]] | None = None,
+    keep_others: bool = False,
+) -> None:
+    """Write one line per row; `extra(row)` gives further columns (late work, provenance); `keep_others` keeps
+    the lines of pairs not in `rows` from the file as it was (regrading one student or unit)."""
+    added = list(extra(rows[0])) if extra and rows else []
+    kept = []
+    if keep_others and path.is_file():
+        ours = {(row.student, row.unit) for row in rows}
+        with path.open(newline="", encoding="utf-8") as f:
+            kept = [r for r in csv.DictReader(f) if (r["student_id"], r["unit"]) not in ours]
     with path.open("w", newline="", encoding="utf-8") as f:
         writer = csv.writer(f)
-        writer.writerow(
-            ["student_id", "unit", "score", "max_score", "status", "flagged", "flag_reasons", "sandbox"]
-        )
+        writer.writerow(CSV_COLUMNS + added)
+        for line in kept:
+            writer.writerow([line.get(column, "") for column in CSV_COLUMNS + added])
         for row in rows:
             flagged = "yes" if row.flags else ""
             sandbox = "+".join(sorted(row.sandboxes))
@@ -298,6 +320,7 @@ def write_csv(rows: list[Row], path: Path) -> None:
                     flagged,
                     " | ".join(row.flags),
                     sandbox,
+                    *(extra(row).values() if extra else []),
                 ]
             )
 
@@ -326,12 +349,14 @@ def place_submission(source: Path, target: Path) -> None:
     shutil.rmtree(outgoing, ignore_errors=True)
 
 
-def copy_class(course: Course, submissions: Path) -> list[tuple[str, str]]:
+def copy_class(
+    course: Course, submissions: Path, only: Callable[[str, str], bool] | None = None
+) -> list[tuple[str, str]]:
     """Copy the class's known units into submitted/ (originals untouched; submitted/ itself is graded in
-    place); every (student, unit) found."""
+    place); every (student, unit) found (with `only`, those it accepts: the others are not touched)."""
     with tempfile.TemporaryDirectory(prefix="course-class-") as tmp:
         folder = class_folder(submissions.resolve(), Path(tmp))
-        pairs = find_pairs(folder)
+        pairs = [pair for pair in find_pairs(folder) if only is None or only(*pair)]
         if not pairs:
             raise ValueError(
                 bilingual(
@@ -359,6 +384,23 @@ def back_up_gradebook(course: Course, keep: int = 20) -> Path | None:
     return backup
 
 
+@dataclass(frozen=True)
+class Selection:
+    """Which pairs a run grades (all, or some students / units), their submission times, and the salt."""
+
+    students: tuple[str, ...] = ()
+    units: tuple[str, ...] = ()
+    timestamps: Path | None = None  # CSV of student_id,unit,timestamp for zip uploads
+    salt: str = ""  # empty: the course's grading salt
+
+    @property
+    def narrowed(self) -> bool:
+        return bool(self.students or self.units)
+
+    def accepts(self, student: str, unit: str) -> bool:
+        return (not self.students or student in self.students) and (not self.units or unit in self.units)
+
+
 def grade(
     course: Course,
     submissions: Path,
@@ -366,17 +408,24 @@ def grade(
     jobs: int | None = None,
     sandbox: str = "auto",
     resume: bool = False,
+    selection: Selection = Selection(),
 ) -> list[Row]:
     """Copy the class into submitted/, autograde every (student, unit), write grades.csv and feedback.
 
-    `resume`: keep the pairs an earlier run graded (their submissions unchanged) and grade only the rest."""
+    `resume`: keep the pairs an earlier run graded (their submissions unchanged) and grade only the rest.
+    `selection`: only some students or units (the others keep their grades), late work, the salt."""
     if jobs is not None and jobs < 1:
         raise ValueError(bilingual(f"--jobs 至少为 1，收到 {jobs}", f"--jobs must be at least 1, got {jobs}"))
     timeout = timeout or default_timeout()
     back_up_gradebook(course)
-    pairs = copy_class(course, submissions)
-    if not resume:
+    pairs = copy_class(course, submissions, selection.accepts if selection.narrowed else None)
+    if not resume and selection.narrowed:
+        for student, unit in pairs:
+            (progress_folder(course) / f"{student}__{unit}.json").unlink(missing_ok=True)
+    elif not resume:
         shutil.rmtree(progress_folder(course), ignore_errors=True)
+    for warning in semester.version_warnings(course, [u for _, u in pairs], semester.course_version()):
+        print(warning)
     known = set(course.units())
     earlier = {
         pair: row for pair in pairs if pair[1] in known and (row := saved_row(course, *pair)) is not None
@@ -394,7 +443,7 @@ def grade(
         register_units(course, units)
     log = course.autograded / "grading.log"
     log.parent.mkdir(parents=True, exist_ok=True)
-    if not earlier:
+    if not earlier and not selection.narrowed:
         log.write_text("", encoding="utf-8")
     graded: dict[tuple[str, str], Row] = dict(earlier)
     if graded_pairs:
@@ -402,12 +451,70 @@ def grade(
         print(bilingual(f"同时评分 {jobs} 份", f"grading {jobs} at a time"))
         with tempfile.TemporaryDirectory(prefix="course-grade-") as tmp:
             folders = [Path(tmp) / f"pair{i}" for i in range(len(graded_pairs))]
-            settings = Round(grading_salt(course), sandbox)
+            settings = Round(selection.salt or grading_salt(course), sandbox)
             rows = grade_pairs(course, graded_pairs, folders, timeout, jobs, log, settings)
         graded.update({(row.student, row.unit): row for row in rows})
     rows = [graded.get(pair) or Row(*pair, 0.0, problems={"": "unknown unit"}) for pair in pairs]
-    write_csv(rows, course.root / "grades.csv")
+    columns = grade_columns(course, selection, selection.salt or grading_salt(course))
+    write_csv(rows, course.root / "grades.csv", columns, keep_others=selection.narrowed)
+    lms.write_cells(course)
     return rows
+
+
+def feedback_salt(salt: str) -> str:
+    """The salt of a feedback-only run: another one than final grading's, which it does not reveal."""
+    return hashlib.sha256(f"feedback-only\0{salt}".encode()).hexdigest()[:32]
+
+
+def feedback_only(
+    course: Course,
+    submissions: Path,
+    timeout: float | None = None,
+    jobs: int | None = None,
+    sandbox: str = "auto",
+    selection: Selection = Selection(),
+) -> list[Row]:
+    """Grade a scratch copy of the course with the feedback salt and write only the feedback HTML, into
+    `feedback_preview/<student>/<unit>/` (with `grades_preview.csv`): the course's gradebook, grades.csv,
+    submitted/ and feedback/ are never written."""
+    preview = course.root / "feedback_preview"
+    salt = feedback_salt(grading_salt(course))
+    with tempfile.TemporaryDirectory(prefix="course-feedback-") as tmp:
+        scratch = Course(Path(tmp) / "course", course.wrong)
+        shutil.copytree(course.source, scratch.source)
+        if course.gradebook.exists():
+            shutil.copy2(course.gradebook, scratch.gradebook)
+        rows = grade(
+            scratch, submissions, timeout, jobs, sandbox, selection=dataclasses.replace(selection, salt=salt)
+        )
+        preview.mkdir(exist_ok=True)
+        for row in rows:
+            if (scratch.feedback / row.student / row.unit).is_dir():
+                place_submission(scratch.feedback / row.student / row.unit, preview / row.student / row.unit)
+        shutil.copyfile(scratch.root / "grades.csv", preview / "grades_preview.csv")
+    return rows
+
+
+def grade_columns(course: Course, selection: Selection, salt: str) -> Callable[[Row], dict[str, str]]:
+    """The grades CSV's columns after the sandbox: late work (semester.toml) and provenance."""
+    policy = semester.load_policy(semester.semester_path(course), course)
+    uploads = semester.read_timestamps(selection.timestamps)
+    made = semester.provenance(salt)
+
+    def columns(row: Row) -> dict[str, str]:
+        when = semester.submission_time(course, row.student, row.unit, uploads)
+        late = policy.late(row.student, row.unit, when)
+        penalty = row.score * late.fraction
+        return {
+            "submitted_at": when.isoformat(timespec="seconds") if when else "",
+            "late": "yes" if late.is_late else "",
+            "late_by": late.late_by_text(),
+            "penalty_rate": f"{late.fraction:g}",
+            "penalty": f"{penalty:g}",
+            "final_score": f"{row.score - penalty:g}",
+        } | made
+
+    return columns
 
 
 def unawardable(course: Course, unit: str, nb_name: str) -> dict[str, float]:
@@ -442,8 +549,20 @@ def main(
     course: Course = COURSE,
     sandbox: str = "auto",
     resume: bool = False,
+    selection: Selection = Selection(),
+    preview: bool = False,
 ) -> int:
-    rows = grade(course, Path(submissions), timeout, jobs, sandbox, resume)
+    if preview:
+        rows = feedback_only(course, Path(submissions), timeout, jobs, sandbox, selection)
+        print_table(rows)
+        print(
+            bilingual(
+                f"仅反馈（另一组种子，成绩簿未改动）：{course.root / 'feedback_preview'}/<学生>/<单元>/",
+                f"feedback only (other seeds, gradebook untouched): {course.root / 'feedback_preview'}/<student>/<unit>/",
+            )
+        )
+        return 0
+    rows = grade(course, Path(submissions), timeout, jobs, sandbox, resume, selection)
     print_table(rows)
     if note := gpu_only_note(course, rows):
         print(note)
