@@ -275,7 +275,7 @@ def check_softmax(j: Judgement, props: list[str], batch, n_q, n_k, dtype, is_cau
         with j.case(prop, what):
             if answer is None:
                 raise failed
-            out, (reads,), writes, stats = answer.result
+            out, (reads,), _, writes, stats = answer.result
             if prop == TRAFFIC:
                 check_traffic(j, reads, writes, stats, is_causal, what)
             elif prop == ON_CHIP:

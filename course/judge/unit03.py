@@ -1,6 +1,6 @@
 """Unit 03 (tiling): the hidden cases, tolerances and properties of each graded cell.
 
-- `tiled_matmul` runs in the child on a `SlowMemory` built by course code (`utils.judged_tiling.run_matmul`);
+- `tiled_matmul` runs in the child on a `SlowMemory` built by course code (`utils.traffic.judged.run`, C shaped m×n);
   the judge receives C's final contents and every element's read and write counts, and decides here: values
   against float64 (float32 inputs, float32 accumulation: rtol 1e-5, atol 1e-4 for |C| up to ~40; float16
   inputs: within one float16 ulp of the float64 product plus 2^-16·(|A| |B|) for float32 accumulation
@@ -31,8 +31,7 @@ UNIT = Unit(
     student_cells=["tl_matmul", "tl_loads", "tl_best_tile"],
     preamble=(
         "import math\n\nimport torch\n\nimport utils\n"
-        "import utils.judged_tiling  # the judge's entry points in its child (not lines of the notebook)\n"
-        "import utils.traffic.judged\n"
+        "import utils.traffic.judged  # the judge's entry point in its child (not a line of the notebook)\n"
     ),
     banned=[
         "utils.traffic:count_traffic",
@@ -41,7 +40,7 @@ UNIT = Unit(
         "utils.tiling:three_pass_attention",
     ],
 )
-RUN = "utils.judged_tiling.run_matmul"
+RUN = "utils.traffic.judged.run"
 CALL = "utils.traffic.judged.call"
 DTYPES = (torch.float16, torch.bfloat16, torch.float32)
 
@@ -77,14 +76,17 @@ def check_matmul(j: Judgement, props: list[str], m, n, k, blocks, dtype) -> None
     block_m, block_n, block_k = blocks
     what = f"tiled_matmul(A {m}×{k}, B {k}×{n} {str(dtype).removeprefix('torch.')}, {block_m}, {block_n}, {block_k})"
     try:
-        answer, failed = j.call(RUN, "tiled_matmul", a, b, block_m, block_n, block_k), None
+        answer, failed = (
+            j.call(RUN, "tiled_matmul", ["A", "B"], ["C", [m, n]], a, b, block_m, block_n, block_k),
+            None,
+        )
     except AssertionError as failure:
         answer, failed = None, failure
     for prop in props:
         with j.case(prop, what):
             if answer is None:
                 raise failed
-            c, reads_a, reads_b, reads_c, writes_c, stats = answer.result
+            c, (reads_a, reads_b), reads_c, writes_c, stats = answer.result
             if prop == TRAFFIC:
                 check_traffic(j, (m, n, k), blocks, reads_a, reads_b, reads_c, writes_c, stats, what)
             elif prop == ON_CHIP:

@@ -21,21 +21,26 @@ from utils.judged_run import resolve
 from utils.traffic.slow_memory import SlowMemory, bookkeeping
 
 
-def run(target: str, inputs: list[str], output: str, *args):
+def run(target: str, inputs: list[str], output, *args):
     """Call `target(mem, *rest)` where `mem` holds the leading tensors of `args` under the names `inputs`
-    and a NaN-filled `output` tensor shaped and typed like the first input. Returns (output contents, one
-    read map per input, the output's write map, ((name, read bytes, written bytes), ...) of every tensor)."""
+    and a NaN-filled output tensor typed like the first input: `output` is its name (shaped like the first
+    input) or [name, shape]. Returns (output contents, one read map per input, the output's read map, its
+    write map, ((name, read bytes, written bytes), ...) of every tensor)."""
     tensors, rest = args[: len(inputs)], args[len(inputs) :]
+    name, shape = (output, tensors[0].shape) if isinstance(output, str) else output
     with bookkeeping():
         mem = SlowMemory(**dict(zip(inputs, tensors, strict=True)))
-        mem.add(output, torch.full_like(tensors[0], float("nan")))
+        mem.add(
+            name, torch.full(tuple(shape), float("nan"), dtype=tensors[0].dtype, device=tensors[0].device)
+        )
     resolve(sys.modules[MODULE_NAME], target)(mem, *rest)
     with bookkeeping():
-        stats = tuple((name, s["read_bytes"], s["written_bytes"]) for name, s in mem.stats().items())
+        stats = tuple((n, s["read_bytes"], s["written_bytes"]) for n, s in mem.stats().items())
         return (
-            mem.tensor(output).clone(),
-            tuple(mem.read_map(name) for name in inputs),
-            mem.write_map(output),
+            mem.tensor(name).clone(),
+            tuple(mem.read_map(n) for n in inputs),
+            mem.read_map(name),
+            mem.write_map(name),
             stats,
         )
 
