@@ -6,6 +6,7 @@ import csv
 import datetime as dt
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -206,3 +207,30 @@ def test_an_overlay_that_does_not_exist_is_an_error(monkeypatch, tmp_path):
     monkeypatch.setenv(overlay.ENV, str(tmp_path / "missing"))
     with pytest.raises(ValueError, match="names no folder"):
         overlay.directory()
+
+
+def test_feedback_only_writes_feedback_and_never_the_gradebook(tmp_path):
+    """On the tiny fixture course: the preview's feedback is written, the course's gradebook, grades.csv,
+    submitted/ and feedback/ stay as they were."""
+    from pipeline_fixture import FIXTURE, FIXTURE_COURSE, UNIT
+
+    from course import release, submissions
+
+    course = Course(tmp_path / "course", FIXTURE_COURSE.wrong)
+    shutil.copytree(FIXTURE / "source", course.source)
+    release.build(FIXTURE_COURSE, [UNIT], course.release)
+    submissions.write_student(
+        course.release / UNIT, course.source / UNIT, course.submitted / "alice" / UNIT, {}
+    )
+    (course.root / "grades.csv").write_text("final grades\n")
+    before = {p: p.read_bytes() for p in course.root.rglob("*") if p.is_file()}
+    rows = grade.feedback_only(course, course.submitted, timeout=300, jobs=1)
+    assert [(r.student, r.status) for r in rows] == [("alice", "graded")]
+    assert {p: p.read_bytes() for p in before} == before
+    assert not course.gradebook.exists() and not course.feedback.exists() and not course.autograded.exists()
+    preview = course.root / "feedback_preview"
+    assert sorted(p.name for p in (preview / "alice" / UNIT).glob("*.html")) == [
+        "logsumexp.html",
+        "softmax.html",
+    ]
+    assert (preview / "grades_preview.csv").read_text().startswith("student_id,unit,score")
