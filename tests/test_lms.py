@@ -18,7 +18,8 @@ NB = "memory_bottleneck"
 
 @pytest.fixture
 def course(tmp_path, monkeypatch):
-    monkeypatch.setattr(nbgrader.api, "get_alembic_version", worker.alembic_head)  # no `alembic` script needed
+    # as the course's worker does: no `alembic` script needed on PATH
+    monkeypatch.setattr(nbgrader.api, "get_alembic_version", worker.alembic_head)
     course = Course(tmp_path, COURSE.wrong)
     shutil.copytree(COURSE.source / UNIT, course.source / UNIT)
     cells = {
