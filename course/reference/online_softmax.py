@@ -47,10 +47,10 @@ def merge_softmax_states(m1, l1, m2, l2):
 
 def merge_attention_states(o1, m1, l1, o2, m2, l2):
     """(o, m, ℓ) of the union of two parts; o1, o2, o unscaled (Σ e^{s−m} v), shape (..., d)."""
-    m, row_sum = merge_softmax_states(m1, l1, m2, l2)
+    m, l = merge_softmax_states(m1, l1, m2, l2)  # noqa: E741 (ℓ, as in the notebook)
     shift = finite_max(m)
     o = o1 * torch.exp(m1 - shift)[..., None] + o2 * torch.exp(m2 - shift)[..., None]
-    return o, m, row_sum
+    return o, m, l
 
 
 def online_softmax_weighted_sum(scores, values, block_size):

@@ -1,0 +1,231 @@
+"""Unit 04: the notebook runs top to bottom (every self-check passes, nothing on stderr in test cells); the
+course's two row-softmax kernels agree with float64 and move exactly the bytes of three and two sweeps; the
+read counter orders sweeps; the judge gives the solution full marks and specific mistakes lose specific
+properties. GPU: the kernels on long rows, and the benchmark writes its figure."""
+
+import ast
+import inspect
+import json
+import math
+import re
+
+import pytest
+import torch
+from notebook_run import ROOT, execute, graded_cells, stderr_of, stdout_of
+
+from course import notebooks, wrong
+from course.judge import preprocessor, unit04, units
+from course.judge.core import Cell, Judgement
+from course.reference import online_softmax as reference
+from utils import online_softmax_plots, softmax_kernels
+from utils.sweeps import CountedTensor, sweeps_in_order
+
+NOTEBOOK = ROOT / "source" / "04_online_softmax" / "online_softmax.ipynb"
+WRONG = ROOT / "course" / "wrong" / "04_online_softmax"
+TESTS = {"test_online_softmax", "test_merge_states", "test_merge_attention", "test_weighted_sum"}
+TOLERANCE = {torch.float32: 1e-6, torch.float16: 1e-3, torch.bfloat16: 8e-3}
+
+
+def test_unit04_executes_cleanly(tmp_path):
+    nb = execute(NOTEBOOK, tmp_path)
+    tests = graded_cells(nb)
+    assert set(tests) == TESTS
+    for grade_id, cell in tests.items():
+        assert not stderr_of(cell), f"{grade_id} wrote to stderr (nbgrader would score it 0)"
+        assert "self-check passed" in stdout_of(cell), f"{grade_id}: the self-check did not pass"
+        assert "course/judge/unit04.py" in cell.source and "BEGIN HIDDEN TESTS" not in cell.source
+    counted = stdout_of(
+        next(c for c in nb.cells if c.cell_type == "code" and "softmax_kernels.row_softmax(" in c.source)
+    )
+    assert counted.count("safe") == 2 and counted.count("-> 4 accesses per element") == 2
+    assert counted.count("online") == 2 and counted.count("-> 3 accesses per element") == 2
+    merges = stdout_of(next(c for c in nb.cells if c.cell_type == "code" and "def tree(parts)" in c.source))
+    assert len(re.findall(r"\|Δm\| = 0\.0e\+00", merges)) == 3
+
+
+def code_of(source: str, name: str) -> str:
+    """The AST of function `name` in `source`, docstring left out (formatting and comments do not count)."""
+    function = next(
+        n for n in ast.walk(ast.parse(source)) if isinstance(n, ast.FunctionDef) and n.name == name
+    )
+    return ast.dump(ast.Module(body=function.body[1:], type_ignores=[]))
+
+
+def test_solution_cells_are_the_reference():
+    nb = notebooks.read(NOTEBOOK)
+    cells = {k: notebooks.without_markers(c.source) for k, c in notebooks.solution_cells(nb).items()}
+    module = inspect.getsource(reference)
+    for grade_id, name in {
+        "os_online_softmax": "online_softmax",
+        "os_merge_states": "merge_softmax_states",
+        "os_merge_attention": "merge_attention_states",
+        "os_weighted_sum": "online_softmax_weighted_sum",
+    }.items():
+        assert code_of(cells[grade_id], name) == code_of(module, name), (
+            f"{grade_id} differs from the reference"
+        )
+    assert code_of(cells["os_online_softmax"], "finite_max") == code_of(module, "finite_max")
+
+
+@pytest.mark.parametrize(
+    ("rows", "n", "dtype", "block"),
+    [
+        (3, 1, torch.float32, 16),
+        (4, 1003, torch.float32, 128),
+        (2, 777, torch.float16, 256),
+        (3, 300, torch.bfloat16, 64),
+    ],
+)
+@pytest.mark.parametrize("method", softmax_kernels.METHODS)
+def test_kernels_agree_with_float64_and_move_the_bytes_of_their_sweeps(rows, n, dtype, block, method):
+    x = (torch.randn(rows, n) * 4).to(dtype)
+    x[0] = float("-inf")  # a fully masked row gives zeros
+    if n > block:
+        x[-1, : block + 3] = float("-inf")  # leading blocks entirely masked
+    y, traffic = softmax_kernels.row_softmax(x, method, block=block, count=True)
+    assert y.dtype == dtype and not y.isnan().any()
+    expected = torch.softmax(x.double(), dim=-1).nan_to_num(0.0)
+    assert torch.allclose(y.double(), expected, atol=1e-6, rtol=TOLERANCE[dtype])
+    e = dtype.itemsize
+    assert traffic.read_bytes() == softmax_kernels.READS[method] * rows * n * e
+    assert traffic.written_bytes() == rows * n * e
+    assert traffic.total_bytes() == softmax_kernels.expected_bytes(rows, n, dtype, method)
+
+
+def test_kernel_launcher_refuses_what_it_cannot_run():
+    with pytest.raises(ValueError, match="unknown method"):
+        softmax_kernels.row_softmax(torch.randn(2, 8), "fast")
+    with pytest.raises(ValueError, match="power-of-two"):
+        softmax_kernels.row_softmax(torch.randn(2, 8).t(), "safe")
+
+
+def test_the_counter_sees_sweeps_and_their_order():
+    x = torch.randn(2, 3, 70)
+    counted = CountedTensor("x", x)
+    reference.online_softmax(counted, 16)
+    assert bool((counted.read_map() == 2).all()) and max(counted.widths) == 16
+    assert bool(sweeps_in_order(counted.first, counted.second).all())
+    interleaved = CountedTensor("x", x)
+    for c0 in range(0, 70, 16):  # each block read twice in a row: the second sweep starts too early
+        interleaved[..., c0 : c0 + 16]
+        interleaved[..., c0 : c0 + 16]
+    assert not bool(sweeps_in_order(interleaved.first, interleaved.second).any())
+    whole = CountedTensor("x", x)
+    whole[0, 1]
+    assert whole.widths == [70] and int(whole.read_map().sum()) == 70
+
+
+def test_reference_conventions_for_empty_rows_and_states():
+    scores = torch.randn(3, 40)
+    scores[1] = float("-inf")
+    out, lse = reference.online_softmax_weighted_sum(scores, torch.randn(40, 5), 16)
+    assert (
+        bool((out[1] == 0).all())
+        and math.isinf(lse[1].item())
+        and lse[1].item() < 0
+        and not out.isnan().any()
+    )
+    empty = (torch.full((4,), float("-inf")), torch.zeros(4))
+    m, ell = reference.merge_softmax_states(*empty, *empty)
+    assert bool(torch.isneginf(m).all()) and bool((ell == 0).all())
+
+
+def test_the_picture_replays_the_recurrence():
+    row, values = torch.randn(37) * 3, torch.randn(37, 4)
+    steps = online_softmax_plots.steps(row, 8, values)
+    assert [s.seen for s in steps] == [8, 16, 24, 32, 37]
+    assert torch.allclose(steps[-1].estimate, torch.softmax(row.double(), 0))
+    assert torch.allclose(steps[-1].output, torch.softmax(row.double(), 0) @ values.double())
+    assert all(math.isnan(v) for v in steps[0].estimate[8:].tolist())
+    figure = online_softmax_plots.strip(row, 8, values, max_frames=3)
+    assert len(figure.axes) == 9
+
+
+def judgement(props: list[str]) -> Judgement:
+    return Judgement(
+        Cell("test", dict.fromkeys(props, 1), check=lambda j: None), child=None, seed=1, on_gpu=False
+    )
+
+
+@pytest.mark.parametrize(
+    ("reads", "times", "widths", "order_ok", "passes"),
+    [
+        (2, 2, [16, 16], True, True),
+        (3, 2, [16, 16], True, False),  # a third sweep
+        (2, 2, [64], True, False),  # a read wider than the block
+        (2, 2, [16], False, False),  # second sweep before the first ended
+        (1, 1, [16], True, True),
+        (2, 1, [16], True, False),  # the weighted sum read S twice
+    ],
+)
+def test_the_judge_decides_sweeps_from_the_maps(reads, times, widths, order_ok, passes):
+    shape = (2, 5)
+    first = torch.zeros(shape, dtype=torch.int64)
+    second = torch.ones(shape, dtype=torch.int64) if order_ok else torch.zeros(shape, dtype=torch.int64)
+    j = judgement([unit04.SWEEPS])
+    with j.case(unit04.SWEEPS, "case"):
+        unit04.check_reads(
+            j, torch.full(shape, reads), first, second, torch.tensor(widths), 16, times, "case"
+        )
+    assert j.passed(unit04.SWEEPS) == passes, j.cases
+
+
+def test_minus_infinity_must_sit_where_the_reference_has_it():
+    j = judgement(["L"])
+    expected = torch.tensor([1.0, -math.inf])
+    for got, ok in [
+        (torch.tensor([1.0, -math.inf]), True),
+        (torch.tensor([1.0, 0.0]), False),
+        (torch.tensor([1.0, math.nan]), False),
+    ]:
+        j.cases["L"].clear()
+        with j.case("L", "case"):
+            unit04.close_with_infinities(j, got, expected, "L", atol=1e-6, rtol=0)
+        assert j.passed("L") == ok
+
+
+def failed_properties(nb) -> dict[str, list[str]]:
+    """{grade_id: [properties marked ✗]} from the judge's reports in the graded notebook."""
+    failed = {}
+    for cell in nb.cells:
+        text = "".join(o.get("text", "") for o in cell.get("outputs", []))
+        match = re.search(r"评审 · Judge — (\w+)", text)
+        if match:
+            failed[match.group(1)] = re.findall(r"✗  (.+) \(\d+\)", text)
+    return failed
+
+
+def test_the_judge_gives_the_solution_full_marks_and_specific_mistakes_lose_specific_properties():
+    unit = units.UNITS["online_softmax.ipynb"]
+    summary = preprocessor.judge_notebook(notebooks.read(NOTEBOOK), unit, "alice", "salt", "auto")
+    assert all(score == points for score, points in summary["scores"].values()), summary
+    nb = notebooks.read(NOTEBOOK)
+    for name in ("os_three_sweeps", "ms_no_guard", "ws_whole_row_on_chip"):
+        impl = wrong.parse(WRONG / f"{name}.py")
+        nb = notebooks.with_cell(nb, impl.replaces, impl.body)
+    summary = preprocessor.judge_notebook(nb, unit, "alice", "salt", "auto")
+    failed = failed_properties(nb)
+    assert failed["test_online_softmax"] == [unit04.SWEEPS]
+    assert failed["test_merge_states"] == [unit04.EMPTY]
+    assert failed["test_weighted_sum"] == [unit04.ONE_PASS]
+    assert summary["scores"]["test_online_softmax"] == [2.4, 3.0]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("method", softmax_kernels.METHODS)
+def test_kernels_on_long_rows_on_the_gpu(method, dtype):
+    x = (torch.randn(64, 2**17 + 3, device="cuda") * 4).to(dtype)
+    x[0] = float("-inf")
+    x[1, :5000] = float("-inf")
+    y = softmax_kernels.row_softmax(x, method, block=2048)
+    expected = torch.softmax(x.double(), dim=-1).nan_to_num(0.0)
+    assert torch.allclose(y.double(), expected, atol=1e-6, rtol=TOLERANCE[dtype])
+
+
+@pytest.mark.gpu
+def test_benchmark_writes_its_results(tmp_path):
+    softmax_kernels.main(["--out", str(tmp_path), "--elements", str(2**22)])
+    records = json.loads((tmp_path / "softmax_passes.json").read_text())["records"]
+    assert len(records) == 7 and all(r["speedup_online_over_safe"] > 0 for r in records)
+    assert (tmp_path / "softmax_passes.png").stat().st_size > 0
