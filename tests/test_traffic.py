@@ -357,10 +357,27 @@ def test_judged_harness_returns_contents_maps_and_stats(monkeypatch):
     module.scale_rows = scale_rows
     monkeypatch.setitem(__import__("sys").modules, "student_code", module)
     s = torch.randn(3, 5)
-    out, reads, writes, stats = judged_traffic.run("scale_rows", ["S"], "P", s, 2.0)
+    out, reads, output_reads, writes, stats = judged_traffic.run("scale_rows", ["S"], "P", s, 2.0)
     torch.testing.assert_close(out, 2 * s)
-    assert reads[0].eq(1).all() and writes.eq(1).all()
+    assert reads[0].eq(1).all() and output_reads.eq(0).all() and writes.eq(1).all()
     assert stats == (("S", 60, 0), ("P", 0, 60))
+
+
+def matmul_rows(mem):
+    mem["C"][:] = mem["A"][:] @ mem["B"][:]
+
+
+def test_judged_harness_makes_an_output_of_the_shape_asked_for(monkeypatch):
+    module = type(torch)("student_code")
+    module.matmul_rows = matmul_rows
+    monkeypatch.setitem(__import__("sys").modules, "student_code", module)
+    a, b = torch.randn(3, 4), torch.randn(4, 2)
+    out, (reads_a, reads_b), output_reads, writes, _ = judged_traffic.run(
+        "matmul_rows", ["A", "B"], ["C", [3, 2]], a, b
+    )
+    torch.testing.assert_close(out, a @ b)
+    assert out.shape == (3, 2) and reads_a.eq(1).all() and reads_b.eq(1).all()
+    assert output_reads.eq(0).all() and writes.eq(1).all()
 
 
 @pytest.mark.gpu
