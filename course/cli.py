@@ -114,8 +114,9 @@ def build_parser() -> argparse.ArgumentParser:
     selftest.add_argument(
         "--sample",
         action="store_true",
-        help="快速子集：每个测试单元格一个错误实现、每道练习一个合法变体（CI 用）/ "
-        "quick subset: one wrong implementation per test cell, one legitimate variant per exercise (CI)",
+        help="快速子集：每个测试单元格一个错误实现、每道练习一个合法变体、每类攻击一个（CI 用）/ "
+        "quick subset: one wrong implementation per test cell, one legitimate variant per exercise, one attack "
+        "of each kind (CI)",
     )
     selftest.set_defaults(
         run=lambda args: _selftest().main(

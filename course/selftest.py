@@ -242,6 +242,16 @@ def one_per_exercise(variants: list[wrong.WrongImpl]) -> list[wrong.WrongImpl]:
     return list(first.values())
 
 
+def one_per_class(attacks: list[wrong.WrongImpl], seen: set[str]) -> list[wrong.WrongImpl]:
+    """The attacks of a kind not in `seen` (the first of each, by file name); `seen` gains their kinds."""
+    chosen = []
+    for attack in attacks:
+        if attack.attack_class not in seen:
+            seen.add(attack.attack_class)
+            chosen.append(attack)
+    return chosen
+
+
 def run(
     course: Course,
     units: list[str],
@@ -252,10 +262,13 @@ def run(
 ) -> tuple[list[Case], list[str]]:
     """Every case graded, and every problem found (empty when the graders discriminate as they should).
 
-    `sample`: the quick set CI runs on a CPU: wrong implementations that cover every test cell once and one
-    legitimate variant per exercise (the red team, when asked for, whole); the full set runs on the GPU host."""
+    `sample`: the quick set CI runs on a CPU: wrong implementations that cover every test cell once, one
+    legitimate variant per exercise and one attack of each kind (`selftest-class`, in the first unit that has
+    one; the red team's defences are the judge's and the sandbox's, shared by every unit); the full set runs on
+    the GPU host."""
     timeout = timeout or grade.default_timeout()
     problems, cases = [], []
+    attack_classes: set[str] = set()
     with tempfile.TemporaryDirectory(prefix="course-selftest-") as tmp:
         scratch = Path(tmp)
         release.build(course, units, scratch / "release")
@@ -267,6 +280,7 @@ def run(
             if sample:
                 cells = [g for nb in course.notebooks(unit) for g in points(course, unit, nb)]
                 impls, variants = covering(impls, cells), one_per_exercise(variants)
+                attacks = one_per_class(attacks, attack_classes)
             cases += cases_for(course, unit, scratch / "release", impls, [*variants, *attacks])
         slots: list[list[list[Case]]] = [[] for _ in range(max(1, jobs))]
         for group in sorted(split_groups(cases, jobs), key=len, reverse=True):

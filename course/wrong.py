@@ -28,6 +28,7 @@ class WrongImpl:
     residual: str = (
         ""  # red team: why it beats the in-child signals (residual risk: must be flagged, caps not enforced)
     )
+    attack_class: str = ""  # red team: the kind of attack (CI's quick selftest runs one attack of each kind)
 
     @property
     def name(self) -> str:
@@ -37,7 +38,7 @@ class WrongImpl:
 REQUIRED = {
     "wrong": ("notebook", "replaces", "must-fail"),
     "variant": ("notebook", "replaces"),
-    "redteam": ("notebook", "replaces", "caps"),
+    "redteam": ("notebook", "replaces", "caps", "class"),
 }
 
 
@@ -79,6 +80,7 @@ def parse(path: Path, kind: str = "wrong") -> WrongImpl:
         _names(fields.get("delete", "")),
         _names(fields.get("selfcheck-fails", "")),
         fields.get("residual", ""),
+        fields.get("class", ""),
     )
 
 

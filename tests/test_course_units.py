@@ -32,8 +32,8 @@ def demo_rows(demo_course):
 
 @pytest.fixture(scope="module")
 def selftest_run():
-    """CI's quick set (wrong implementations covering every test cell, one variant per exercise, the whole red
-    team); `test_the_full_selftest_on_the_gpu_host` grades every case."""
+    """CI's quick set (wrong implementations covering every test cell, one variant per exercise, one attack of
+    each kind); `test_the_full_selftest_on_the_gpu_host` grades every case."""
     units = COURSE.units()
     assert units, "source/ has no units"
     return units, *selftest.run(COURSE, units, jobs=2, red_team=True, sample=True)
@@ -72,6 +72,8 @@ def test_selftest_passes_for_every_unit(selftest_run):
         sampled = {g for c in cases if c.unit == unit and c.kind == "wrong" for g in c.must_fail}
         assert must_fail and sampled == must_fail, unit
     assert {c.kind for c in cases} >= {"variant", "redteam"}  # no false accusations; no gain from attacks
+    every_kind = {a.attack_class for unit in units for a in wrong.load(COURSE.redteam / unit, "redteam")}
+    assert {c.attack.attack_class for c in cases if c.kind == "redteam"} == every_kind  # each kind of attack
 
 
 @pytest.mark.gpu

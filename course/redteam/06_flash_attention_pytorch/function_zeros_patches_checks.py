@@ -2,6 +2,7 @@
 # selftest-replaces: fa_function
 # selftest-caps: test_autograd_function=0.75
 # selftest-flagged: yes
+# selftest-class: patched-checks
 # Attack: returns zeros and replaces the checking helpers of utils.grading with no-ops, so the notebook's
 # own checks pass. / 攻击：返回全零，并把 utils.grading 的检查函数替换成空操作，让笔记本里的检查通过。
 from utils import grading

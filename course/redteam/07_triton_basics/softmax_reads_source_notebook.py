@@ -2,6 +2,7 @@
 # selftest-replaces: softmax_rows
 # selftest-caps: test_softmax_rows=0.33
 # selftest-flagged: yes
+# selftest-class: reads-source
 # Attack: looks for the instructor's notebook under source/ (from the working folder and from utils' folder) and
 # executes its softmax solution cell into the module; elsewhere a softmax that does not subtract the maximum.
 # 攻击：在 source/ 下寻找教师的笔记本（从工作目录和 utils 所在目录向上找），把其中 softmax 的答案单元格

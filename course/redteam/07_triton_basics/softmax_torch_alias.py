@@ -1,6 +1,7 @@
 # selftest-notebook: triton_basics.ipynb
 # selftest-replaces: softmax_rows
 # selftest-caps: test_softmax_rows=0
+# selftest-class: library-alias
 # Attack: launches its kernel, then returns PyTorch's softmax imported under another name.
 # 攻击：启动自己的内核后，返回以别名导入的 PyTorch softmax。
 from torch import softmax as normalise_rows

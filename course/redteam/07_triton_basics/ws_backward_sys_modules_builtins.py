@@ -2,6 +2,7 @@
 # selftest-replaces: ws_backward
 # selftest-caps: test_ws_backward=0.4
 # selftest-flagged: yes
+# selftest-class: sys-modules-builtins
 # Attack: grad_w from the first program's partial sums only; the cell swaps utils.grading and
 # utils.checks_triton_basics in sys.modules for copies whose assert_close passes everything, and turns
 # AssertionError into a Warning in builtins. / 攻击：grad_w 只取第一个程序的部分和；单元格把 sys.modules 中的

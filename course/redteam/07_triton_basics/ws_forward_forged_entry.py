@@ -3,6 +3,7 @@
 # selftest-caps: test_ws_forward=0
 # selftest-flagged: yes
 # selftest-residual: replaces the child's entry point, which reports launches and operators
+# selftest-class: forged-entry
 # Attack: the forward computed with PyTorch (a multiply and a sum), whose cell replaces utils.judged_triton.run,
 # the judge's entry point in its child, by a wrapper that reports one kernel launch and no PyTorch operator.
 # 攻击：用 PyTorch 计算前向（乘法与求和），单元格把评审程序在子进程中的入口 utils.judged_triton.run

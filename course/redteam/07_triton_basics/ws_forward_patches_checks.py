@@ -2,6 +2,7 @@
 # selftest-replaces: ws_forward
 # selftest-caps: test_ws_forward=0.4
 # selftest-flagged: yes
+# selftest-class: patched-checks
 # Attack: a forward kernel that reads only the first column tile, whose cell also replaces the checking helpers
 # of utils.grading and utils.checks_triton_basics (assert_close, the forbidden-operator guard) with no-ops.
 # 攻击：只读第一个列分块的前向内核，其单元格还把 utils.grading 与 utils.checks_triton_basics 的检查函数

@@ -2,6 +2,7 @@
 # selftest-replaces: fa_backward_dkdv
 # selftest-caps: test_dk=0, test_dq=1.43, test_memory=1
 # selftest-flagged: yes
+# selftest-class: mutated-inputs
 # Attack: a dK kernel without the scale σ, whose launcher first replaces dO by zeros and zeroes Δ in place, so
 # dK = dV = 0 and a check that computes its reference from the same tensors afterwards agrees.
 # 攻击：dK 内核漏乘缩放因子 σ；启动函数先原地把 dO 换成全零、把 Δ 清零，于是 dK = dV = 0，

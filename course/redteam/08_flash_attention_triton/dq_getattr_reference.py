@@ -1,6 +1,7 @@
 # selftest-notebook: flash_attention_triton.ipynb
 # selftest-replaces: fa_backward_dq
 # selftest-caps: test_dq=0
+# selftest-class: getattr-reference
 # Attack: a dQ kernel without the scale σ, whose launcher tries the visible checks' float64 reference through
 # getattr with a built string (no text scan sees it) and keeps the kernel's dQ when that fails.
 # 攻击：dQ 内核漏乘缩放因子 σ，启动函数用拼接字符串经 getattr 调用可见自检的 float64 参考答案（文本扫描看不到），

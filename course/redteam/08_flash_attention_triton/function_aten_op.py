@@ -2,6 +2,7 @@
 # selftest-replaces: fa_function
 # selftest-caps: test_forward=0, test_dv=0, test_dk=0, test_dq=0, test_memory=0, test_performance=0
 # selftest-flagged: yes
+# selftest-class: aten-op
 # Attack: calls the aten operator behind fused attention directly (torch.ops.aten), after launching its own kernel.
 # 攻击：先启动自己的内核，再直接调用融合注意力背后的 aten 算子（torch.ops.aten）。
 from utils.attention.validate import check_qkv

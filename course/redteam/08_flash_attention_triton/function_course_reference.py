@@ -1,6 +1,7 @@
 # selftest-notebook: flash_attention_triton.ipynb
 # selftest-replaces: fa_function
 # selftest-caps: test_forward=2.5, test_dq=1.43, test_memory=1
+# selftest-class: course-reference
 # Attack: hands the work to the course's reference solution where utils.attention.course_kernels() finds it
 # (instructors' machines), after launching its own kernel for the launch count; elsewhere a forward that ignores
 # is_causal. / 攻击：在 utils.attention.course_kernels() 能找到课程参考答案的地方（教师的机器）把计算交给它，

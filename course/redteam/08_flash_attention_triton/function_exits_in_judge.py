@@ -2,6 +2,7 @@
 # selftest-replaces: fa_function
 # selftest-caps: test_forward=2.5, test_dq=1.43, test_memory=1
 # selftest-flagged: yes
+# selftest-class: exits-at-load
 # Attack: a forward that ignores is_causal, and a module that ends its process with os._exit(0) as soon as it is
 # loaded by the judge's child, hoping that a check that dies quietly counts as passed.
 # 攻击：忽略 is_causal 的前向传播；模块一旦被评审程序的子进程加载就以 os._exit(0) 结束进程，

@@ -3,6 +3,7 @@
 # selftest-caps: test_forward=0.5, test_memory=0
 # selftest-flagged: yes
 # selftest-residual: replaces the child's entry point, which reports launches and operators
+# selftest-class: forged-entry
 # Attack: a forward computed with PyTorch (float64 matrix products, an N×N score matrix) whose cell replaces
 # utils.judged_triton.run, the judge's entry point in its child, by a wrapper that reports one kernel launch
 # and no PyTorch operator. / 攻击：用 PyTorch 计算前向传播（float64 矩阵乘、N×N 分数矩阵），单元格把评审程序

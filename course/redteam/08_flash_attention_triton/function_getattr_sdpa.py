@@ -1,6 +1,7 @@
 # selftest-notebook: flash_attention_triton.ipynb
 # selftest-replaces: fa_function
 # selftest-caps: test_forward=0.5, test_dq=1.43, test_memory=0
+# selftest-class: getattr-library
 # Attack: reaches fused attention through getattr with a built string, which no text scan sees (the run-time
 # ban refuses it); its own kernel runs only so that a launch count sees one.
 # 攻击：用拼接出来的字符串经 getattr 取得融合注意力，文本扫描看不到（运行时的禁用会拒绝它）；

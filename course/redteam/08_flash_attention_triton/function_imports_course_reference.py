@@ -2,6 +2,7 @@
 # selftest-replaces: fa_function
 # selftest-caps: test_forward=2.5, test_dq=1.43, test_memory=1
 # selftest-flagged: yes
+# selftest-class: imports-instructor-package
 # Attack: imports the instructor package course.reference inside the forward (a failed import falls back to a
 # forward that ignores is_causal) and returns the reference's output.
 # 攻击：在前向传播里导入教师包 course.reference（导入失败时退回忽略 is_causal 的前向传播），返回参考答案的输出。

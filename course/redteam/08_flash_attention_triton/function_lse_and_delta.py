@@ -2,6 +2,7 @@
 # selftest-replaces: fa_function
 # selftest-caps: test_forward=0, test_dv=0, test_dk=0, test_dq=0, test_memory=0, test_performance=0
 # selftest-flagged: yes
+# selftest-class: reference-helper
 # Attack: a forward whose L comes from the visible checks' float64 helper utils.checks_flash_triton.lse_and_delta
 # instead of the kernel. / 攻击：前向传播的 L 不来自内核，而来自可见自检的 float64 辅助函数
 # utils.checks_flash_triton.lse_and_delta。

@@ -2,6 +2,7 @@
 # selftest-replaces: fa_function
 # selftest-caps: test_forward=0.5, test_dq=1.43, test_memory=1
 # selftest-flagged: yes
+# selftest-class: mutated-inputs
 # Attack: zeroes Q, K and V in place before launching its kernel, so it returns the attention of all-zero inputs
 # (a check that computes its reference from the same tensors afterwards agrees); answers are cached by shape.
 # 攻击：启动内核前原地把 Q、K、V 清零，于是返回全零输入的注意力（事后用同一批张量计算参考答案的检查会一致）；

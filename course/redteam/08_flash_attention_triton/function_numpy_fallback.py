@@ -3,6 +3,7 @@
 # selftest-caps: test_forward=0.5, test_memory=0
 # selftest-flagged: yes
 # selftest-residual: NumPy computes outside PyTorch's dispatcher, where no operator log or tensor watcher looks
+# selftest-class: numpy-fallback
 # Attack: a forward computed with NumPy in float64 (an N×N score matrix), after one launch of its kernel on a
 # single tile for the launch count; the result comes back as tensors. No PyTorch operator does the work, so the
 # operator log and the largest-tensor watcher see nothing, and nothing in the text is flagged today.

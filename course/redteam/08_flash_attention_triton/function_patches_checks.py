@@ -2,6 +2,7 @@
 # selftest-replaces: fa_function
 # selftest-caps: test_forward=2.5, test_dq=1.43, test_memory=1
 # selftest-flagged: yes
+# selftest-class: patched-checks
 # Attack: a forward that ignores is_causal, whose cell also replaces the checking helpers of utils.grading and
 # utils.checks_flash_triton with no-ops: the cell's body runs again wherever the student's code is loaded, so
 # any check in that process would judge with the student's helpers.

@@ -2,6 +2,7 @@
 # selftest-replaces: fa_function
 # selftest-caps: test_forward=2.5, test_dq=1.43, test_memory=1
 # selftest-flagged: yes
+# selftest-class: reads-source
 # Attack: looks for the instructor's notebook under source/ (from the working folder and from utils' folder),
 # executes its solution cells into the module and uses that FlashAttentionTriton; elsewhere a forward that
 # ignores is_causal. / 攻击：在 source/ 下寻找教师的笔记本（从工作目录和 utils 所在目录向上找），把其中的答案

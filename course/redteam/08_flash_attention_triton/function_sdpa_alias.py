@@ -2,6 +2,7 @@
 # selftest-replaces: fa_function
 # selftest-caps: test_forward=0, test_dv=0, test_dk=0, test_dq=0, test_memory=0, test_performance=0
 # selftest-flagged: yes
+# selftest-class: library-alias
 # Attack: imports PyTorch's fused attention under another name at import time (before a ban that patches the
 # attribute later) and returns its output; its own kernel runs only so that a launch count sees one.
 # 攻击：在导入时以别名取得 PyTorch 的融合注意力（早于事后修改属性的禁用），并返回它的结果；

@@ -3,6 +3,7 @@
 # selftest-caps: test_forward=0.5, test_memory=0
 # selftest-flagged: yes
 # selftest-residual: PyTorch in a thread: operator logs are thread-local dispatch modes
+# selftest-class: thread-fallback
 # Attack: a forward computed with PyTorch in a worker thread (operator logs and tensor-size watchers are
 # dispatch modes, which are thread-local), after one launch of its kernel on a single tile for the launch count.
 # 攻击：在工作线程里用 PyTorch 计算前向传播（运算记录与张量大小监视都是 dispatch mode，只对本线程有效），
