@@ -20,7 +20,8 @@ from traitlets import Unicode
 from course import ROOT
 from course.judge import sandbox, units
 
-KERNEL_DIED = "flash_course_kernel_died"  # notebook metadata: why the kernel died (the judge graded it anyway)
+# Notebook metadata: why the kernel died (the judge graded the notebook anyway).
+KERNEL_DIED = "flash_course_kernel_died"
 
 
 class SandboxedKernelManager(AsyncKernelManager):
