@@ -23,6 +23,8 @@ from course.layout import COURSE
 DEPENDENTS = {
     "memory_bottleneck.ipynb": {"cell-20", "cell-23", "cell-28", "cell-29", "cell-31", "cell-37"},
     "io_aware.ipynb": {"cell-19", "cell-21", "cell-30", "cell-40", "cell-42"},
+    "tiling.ipynb": {"0f9eb4f4", "775136f5"},
+    "online_softmax.ipynb": {"384bd00c", "47ed83cc", "0e82530c"},
     "recomputation.ipynb": {"cell-12", "cell-13"},
     "flash_attention_pytorch.ipynb": {"cell-27", "cell-29", "cell-30"},
     "triton_basics.ipynb": set(),
