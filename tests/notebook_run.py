@@ -32,6 +32,19 @@ def graded_cells(nb) -> dict:
     }
 
 
+def judged_self_checks(nb, unit: str) -> dict:
+    """{grade_id: cell} of the executed notebook's graded code cells (written answers are graded by hand), each
+    checked: nothing on stderr (nbgrader would score it 0), its self-check passed, the judge decides its points."""
+    tests = {gid: cell for gid, cell in graded_cells(nb).items() if cell.cell_type == "code"}
+    for grade_id, cell in tests.items():
+        assert not stderr_of(cell), f"{grade_id} wrote to stderr (nbgrader would score it 0)"
+        assert "self-check passed" in stdout_of(cell), f"{grade_id}: the self-check did not pass"
+        assert f"course/judge/unit{unit}.py" in cell.source and "BEGIN HIDDEN TESTS" not in cell.source, (
+            grade_id
+        )
+    return tests
+
+
 def stdout_of(cell) -> str:
     return "".join(o.get("text", "") for o in cell.outputs if o.get("name") == "stdout")
 

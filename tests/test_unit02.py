@@ -7,7 +7,7 @@ import math
 
 import pytest
 import torch
-from notebook_run import ROOT, execute, graded_cells, stderr_of, stdout_of
+from notebook_run import ROOT, execute, judged_self_checks, stdout_of
 
 from course import notebooks, wrong
 from course.judge import preprocessor, unit02, units
@@ -27,12 +27,7 @@ TESTS = {
 
 def test_unit02_executes_cleanly(tmp_path):
     nb = execute(NOTEBOOK, tmp_path)
-    tests = graded_cells(nb)
-    assert set(tests) == TESTS
-    for grade_id, cell in tests.items():
-        assert not stderr_of(cell), f"{grade_id} wrote to stderr (nbgrader would score it 0)"
-        assert "self-check passed" in stdout_of(cell), f"{grade_id}: the self-check did not pass"
-        assert "course/judge/unit02.py" in cell.source and "BEGIN HIDDEN TESTS" not in cell.source
+    assert set(judged_self_checks(nb, "02")) == TESTS
     check = next(c for c in nb.cells if "for n, d, block, dtype in" in c.source)
     assert stdout_of(check).count("✓") == 6 and "✗" not in stdout_of(check)
 

@@ -9,7 +9,7 @@ import math
 
 import pytest
 import torch
-from notebook_run import ROOT, execute, graded_cells, stderr_of, stdout_of
+from notebook_run import ROOT, execute, judged_self_checks, stdout_of
 
 import utils
 from course import notebooks, wrong
@@ -25,12 +25,7 @@ TESTS = {"test_tiled_matmul", "test_matmul_loads", "test_best_tile"}
 
 def test_unit03_executes_cleanly(tmp_path):
     nb = execute(NOTEBOOK, tmp_path)
-    tests = graded_cells(nb)
-    assert set(tests) == TESTS
-    for grade_id, cell in tests.items():
-        assert not stderr_of(cell), f"{grade_id} wrote to stderr (nbgrader would score it 0)"
-        assert "self-check passed" in stdout_of(cell), f"{grade_id}: the self-check did not pass"
-        assert "course/judge/unit03.py" in cell.source and "BEGIN HIDDEN TESTS" not in cell.source
+    assert set(judged_self_checks(nb, "03")) == TESTS
     text = "".join(stdout_of(c) for c in nb.cells if c.cell_type == "code")
     assert text.count("✓") == 9 and "✗" not in text  # formula = counter: 5 matmul checks, 4 block sizes
     assert "2N³ = 27,648" in text and "loads 27,648" in text

@@ -11,7 +11,7 @@ import re
 
 import pytest
 import torch
-from notebook_run import ROOT, execute, graded_cells, stderr_of, stdout_of
+from notebook_run import ROOT, execute, judged_self_checks, stdout_of
 
 from course import notebooks, wrong
 from course.judge import preprocessor, unit04, units
@@ -28,12 +28,7 @@ TOLERANCE = {torch.float32: 1e-6, torch.float16: 1e-3, torch.bfloat16: 8e-3}
 
 def test_unit04_executes_cleanly(tmp_path):
     nb = execute(NOTEBOOK, tmp_path)
-    tests = graded_cells(nb)
-    assert set(tests) == TESTS
-    for grade_id, cell in tests.items():
-        assert not stderr_of(cell), f"{grade_id} wrote to stderr (nbgrader would score it 0)"
-        assert "self-check passed" in stdout_of(cell), f"{grade_id}: the self-check did not pass"
-        assert "course/judge/unit04.py" in cell.source and "BEGIN HIDDEN TESTS" not in cell.source
+    assert set(judged_self_checks(nb, "04")) == TESTS
     counted = stdout_of(
         next(c for c in nb.cells if c.cell_type == "code" and "softmax_kernels.row_softmax(" in c.source)
     )
