@@ -1,15 +1,17 @@
 """`python -m course demo` and `grade` on the fixture: a crashing student gets a status, the others correct
 scores; originals are untouched; a re-run (from a zip, with one more student) is idempotent."""
 
+import argparse
 import csv
 import hashlib
+import io
 import shutil
 import zipfile
 
 import pytest
 from pipeline_fixture import FIXTURE, FIXTURE_COURSE, UNIT
 
-from course import demo, grade, notebooks, release, submissions
+from course import cli, demo, grade, notebooks, release, submissions
 from course.layout import Course
 
 
@@ -141,3 +143,29 @@ def test_a_kernel_that_fails_to_start_is_retried_then_reported(tmp_path, monkeyp
     assert "内核未能启动" in fay.status_bilingual()
     assert not list(tokens.iterdir())
     assert (course.autograded / "grading.log").read_text().count("kernel failed to start (attempt") == 5
+
+
+def test_a_regrade_request_grades_one_pair_again_and_keeps_every_other_line(graded, monkeypatch):
+    """`python -m course regrade STUDENT UNIT --reason …` on the graded class: that pair is graded again (same
+    inputs, same score), every other line of grades.csv stays as it was, and the request is logged."""
+    out, *_ = graded
+    before = grades_by_pair((out / "grades.csv").read_text())
+    monkeypatch.setattr(cli, "_course", lambda: Course(out, FIXTURE_COURSE.wrong))
+    request = argparse.Namespace(student="bob_partial", unit=UNIT, reason="the seed", outcome="", timeout=300)
+    assert cli.run_regrade(request) == 0
+    after = grades_by_pair((out / "grades.csv").read_text())
+    assert after.keys() == before.keys()
+    assert all(after[pair] == line for pair, line in before.items() if pair[0] != "bob_partial")
+    assert after[("bob_partial", UNIT)]["score"] == before[("bob_partial", UNIT)]["score"]
+    with (out / "regrades.csv").open(newline="", encoding="utf-8") as f:
+        (logged,) = csv.DictReader(f)
+    assert (logged["student_id"], logged["unit"], logged["reason"], logged["outcome"]) == (
+        "bob_partial",
+        UNIT,
+        "the seed",
+        "unchanged",
+    )
+
+
+def grades_by_pair(text: str) -> dict:
+    return {(row["student_id"], row["unit"]): row for row in csv.DictReader(io.StringIO(text))}
