@@ -49,6 +49,14 @@ c.Execute.interrupt_on_timeout = True
 # The notebook's kernel runs in the sandbox (course/judge/kernel.py), and the judge decides every judged test
 # cell's points after the notebook ran, outside the student's code (course/judge). Named as strings: nbconvert
 # imports them when autograding starts, before any kernel runs.
+# A test cell whose flags a student changed is restored (nbgrader alone would fail the whole notebook) and flagged.
+c.Autograde.sanitize_preprocessors = [
+    "nbgrader.preprocessors.ClearOutput",
+    "nbgrader.preprocessors.DeduplicateIds",
+    "nbgrader.preprocessors.OverwriteKernelspec",
+    "course.judge.restore.RestoreTestCells",
+    "nbgrader.preprocessors.CheckCellMetadata",
+]
 c.Autograde.autograde_preprocessors = [
     "course.judge.kernel.SandboxedExecute",
     "nbgrader.preprocessors.IgnorePattern",

@@ -140,9 +140,14 @@ def static_problems(
 
 
 def replaced(source, impl: wrong.WrongImpl):
-    """The source notebook with one solution cell replaced (and any test cells the attack deletes removed)."""
+    """The source notebook with one solution cell replaced (any test cells the attack deletes removed, any it
+    re-tags made ungraded cells that print "ok")."""
     changed = notebooks.with_cell(source, impl.replaces, impl.body)
     changed.cells = [c for c in changed.cells if notebooks.meta(c).get("grade_id") not in impl.delete]
+    for cell in changed.cells:
+        if notebooks.meta(cell).get("grade_id") in impl.retag:
+            cell.metadata["nbgrader"] = {**notebooks.meta(cell), "grade": False, "locked": False, "points": 0}
+            cell.source = 'print("ok")'
     return changed
 
 

@@ -29,6 +29,7 @@ class WrongImpl:
         ""  # red team: why it beats the in-child signals (residual risk: must be flagged, caps not enforced)
     )
     attack_class: str = ""  # red team: the kind of attack (CI's quick selftest runs one attack of each kind)
+    retag: tuple[str, ...] = ()  # red team: test cells turned into ungraded cells that only print "ok"
 
     @property
     def name(self) -> str:
@@ -81,6 +82,7 @@ def parse(path: Path, kind: str = "wrong") -> WrongImpl:
         _names(fields.get("selfcheck-fails", "")),
         fields.get("residual", ""),
         fields.get("class", ""),
+        _names(fields.get("retag", "")),
     )
 
 

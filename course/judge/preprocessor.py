@@ -20,13 +20,16 @@ from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Bool, Unicode
 
 import utils
-from course.judge import sandbox, units
+from course.judge import restore, sandbox, units
 from course.judge.child import Child
 from course.judge.core import Unit, judge_cell, seed_for
 from course.judge.student_code import module_source, scan
 from utils.messages import bilingual
 
 FLAG_SELFCHECK = "self-check passed in the notebook but failed when judged"
+FLAG_ALTERED = (
+    "the test cell's nbgrader flags were changed in the submission (restored from the instructor's copy)"
+)
 
 
 def kernel_summary(cell) -> tuple[bool, str]:
@@ -106,6 +109,7 @@ def judge_notebook(nb, unit: Unit, student: str, salt: str, requested_sandbox: s
     findings = scan(source, unit.banned, unit.suspicious)
     uses_library = [f for f in findings if f.kind == "attention"]
     reasons = [str(f) for f in findings]
+    reasons += [f"{gid}: {FLAG_ALTERED}" for gid in nb.metadata.get(restore.ALTERED, [])]
     on_gpu = utils.mode().is_gpu
     settings = {"banned": unit.banned, "ban_fused_attention": True}
     child = Child(source, settings, mechanism)
