@@ -424,7 +424,8 @@ def grade(
             (progress_folder(course) / f"{student}__{unit}.json").unlink(missing_ok=True)
     elif not resume:
         shutil.rmtree(progress_folder(course), ignore_errors=True)
-    for warning in semester.version_warnings(course, [u for _, u in pairs], semester.course_version()):
+    version, salt = semester.course_version(), selection.salt or grading_salt(course)
+    for warning in semester.version_warnings(course, [u for _, u in pairs], version):
         print(warning)
     known = set(course.units())
     earlier = {
@@ -451,11 +452,11 @@ def grade(
         print(bilingual(f"同时评分 {jobs} 份", f"grading {jobs} at a time"))
         with tempfile.TemporaryDirectory(prefix="course-grade-") as tmp:
             folders = [Path(tmp) / f"pair{i}" for i in range(len(graded_pairs))]
-            settings = Round(selection.salt or grading_salt(course), sandbox)
+            settings = Round(salt, sandbox)
             rows = grade_pairs(course, graded_pairs, folders, timeout, jobs, log, settings)
         graded.update({(row.student, row.unit): row for row in rows})
     rows = [graded.get(pair) or Row(*pair, 0.0, problems={"": "unknown unit"}) for pair in pairs]
-    columns = grade_columns(course, selection, selection.salt or grading_salt(course))
+    columns = grade_columns(course, selection, semester.provenance(salt, version))
     write_csv(rows, course.root / "grades.csv", columns, keep_others=selection.narrowed)
     lms.write_cells(course)
     return rows
@@ -495,11 +496,12 @@ def feedback_only(
     return rows
 
 
-def grade_columns(course: Course, selection: Selection, salt: str) -> Callable[[Row], dict[str, str]]:
-    """The grades CSV's columns after the sandbox: late work (semester.toml) and provenance."""
+def grade_columns(
+    course: Course, selection: Selection, made: dict[str, str]
+) -> Callable[[Row], dict[str, str]]:
+    """The grades CSV's columns after the sandbox: late work (semester.toml) and provenance (`made`)."""
     policy = semester.load_policy(semester.semester_path(course), course)
     uploads = semester.read_timestamps(selection.timestamps)
-    made = semester.provenance(salt)
 
     def columns(row: Row) -> dict[str, str]:
         when = semester.submission_time(course, row.student, row.unit, uploads)

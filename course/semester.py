@@ -222,10 +222,11 @@ def salt_id(salt: str) -> str:
     return hashlib.sha256(f"flash-course-salt-id\0{salt}".encode()).hexdigest()[:10] if salt else "none"
 
 
-def provenance(salt: str) -> dict[str, str]:
-    """What every grade row records about how it was graded (the sandbox is per row)."""
+def provenance(salt: str, version: str) -> dict[str, str]:
+    """What every grade row records about how it was graded (the sandbox is per row); `version` is
+    `course_version()`."""
     return {
-        "course_version": course_version(),
+        "course_version": version,
         "torch": package_version("torch"),
         "triton": package_version("triton"),
         "device": device_name(),

@@ -85,7 +85,7 @@ def test_an_extension_in_days_needs_a_due_date(tmp_path):
 
 
 def test_provenance_names_the_salt_without_revealing_it():
-    made = semester.provenance("secret-salt")
+    made = semester.provenance("secret-salt", semester.course_version())
     assert made["salt_id"] == semester.salt_id("secret-salt") != semester.salt_id("other")
     assert "secret" not in json.dumps(made)
     assert made["device"] == "cpu" and made["torch"] != "none" and made["course_version"]
