@@ -91,16 +91,7 @@ def normalised(text: str) -> str:
 
 def regions_of(source: str) -> list[str]:
     """Each solution or hidden-test region of a cell, normalised, one string per BEGIN … END span."""
-    regions, current = [], None
-    for line in source.splitlines():
-        if line.strip() in (notebooks.SOLUTION[0], notebooks.HIDDEN[0]):
-            current = []
-        elif line.strip() in (notebooks.SOLUTION[1], notebooks.HIDDEN[1]):
-            regions.append(normalised("\n".join(current or [])))
-            current = None
-        elif current is not None:
-            current.append(line)
-    return [region for region in regions if region]
+    return [region for lines in notebooks.regions(source) if (region := normalised("\n".join(lines)))]
 
 
 def secret_regions(source: Path) -> dict[str, str]:

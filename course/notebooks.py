@@ -70,17 +70,34 @@ def test_cells(nb) -> dict[str, nbformat.NotebookNode]:
     return {meta(c)["grade_id"]: c for c in nb.cells if c.cell_type == "code" and meta(c).get("grade")}
 
 
-def partition(source: str) -> tuple[list[str], list[str]]:
-    """(secret, public) lines of a cell: inside solution / hidden-test regions, and outside them (no markers)."""
-    secret, public, inside = [], [], False
+def marked_lines(source: str):
+    """(line, region) for each line of a cell but the markers: region counts the solution / hidden-test
+    regions from 0, None outside them."""
+    region, count = None, 0
     for line in source.splitlines():
         if line.strip() in (SOLUTION[0], HIDDEN[0]):
-            inside = True
+            region, count = count, count + 1
         elif line.strip() in (SOLUTION[1], HIDDEN[1]):
-            inside = False
+            region = None
         else:
-            (secret if inside else public).append(line)
+            yield line, region
+
+
+def partition(source: str) -> tuple[list[str], list[str]]:
+    """(secret, public) lines of a cell: inside solution / hidden-test regions, and outside them (no markers)."""
+    secret, public = [], []
+    for line, region in marked_lines(source):
+        (public if region is None else secret).append(line)
     return secret, public
+
+
+def regions(source: str) -> list[list[str]]:
+    """The lines of each solution / hidden-test region of a cell, one list per BEGIN … END span."""
+    found: dict[int, list[str]] = {}
+    for line, region in marked_lines(source):
+        if region is not None:
+            found.setdefault(region, []).append(line)
+    return list(found.values())
 
 
 def without_markers(source: str) -> str:
