@@ -1,0 +1,307 @@
+"""Unit 09 (the systems lab): the hidden cases, tolerances and properties of each graded cell.
+
+The exercises take functions and modules, which the child cannot receive: the judge calls the entry points of
+`utils.judged_systems` (imported by the preamble), which build the workload or the model in the child and
+call the student's function; the answers come back as plain numbers and strings. The judge decides:
+
+- `benchmark`: workloads whose durations the judge chose (`utils.timing.Workload`, sleeping): the median and
+  the interquartile range of the timed calls, within 25 % + 2 ms (sleep overshoots by about 0.1 ms; the
+  machine may be busy); the workload called exactly warmup + reps times; the first calls slow (a missing
+  warm-up puts them in the median); an asynchronous device (`utils.timing.SimulatedDevice` on any machine;
+  on a GPU also `torch.cuda._sleep`, against CUDA events): without synchronisation the median is the launch
+  time, microseconds instead of milliseconds.
+- `autocast_dtypes`: the same model with the same weights run here by the reference on the child's device
+  type (`utils.device()`); the tables must be equal.
+- `activation_memory_bytes`: saved-tensor hooks counted here on the CPU (`course.reference.systems_lab.
+  measured_activation_bytes`); float32 exactly. 16-bit: exactly, with LayerNorm's mean and rstd in float32 (a
+  GPU's kernel) or in the 16-bit dtype (the CPU's); large models against the reference formula, which the
+  unit's tests check against that measurement.
+"""
+
+from __future__ import annotations
+
+import statistics
+
+import torch
+
+import utils
+from course.judge.core import Judgement, Unit
+from course.reference import systems_lab as reference
+from utils.judged_systems import build_model, dtype_names
+from utils.toy_transformer import TransformerConfig
+
+UNIT = Unit(
+    "systems_lab.ipynb",
+    student_cells=["sl_benchmark", "sl_autocast", "sl_activation_memory"],
+    preamble=(
+        "import math\n"
+        "import statistics\n"
+        "import time\n"
+        "\n"
+        "import torch\n"
+        "import torch.nn.functional as F\n"
+        "from torch import nn\n"
+        "\n"
+        "import utils\n"
+        "import utils.judged_systems  # the judge's entry points in its child (not a line of the notebook)\n"
+        "from utils import timing, toy_transformer\n"
+        "from utils.toy_transformer import Transformer, TransformerConfig"
+    ),
+)
+ENTRY = "utils.judged_systems."
+RELATIVE, ABSOLUTE = 0.25, 0.002  # seconds: time.sleep overshoots ~0.1 ms; a busy machine adds more
+MS = 1e-3
+
+MEDIAN = "中位数：同步的 CPU 工作负载 · the median: a synchronous CPU workload"
+SPREAD = "离散程度：四分位距 q75 − q25 · the spread: the interquartile range q75 − q25"
+WARMUP = "预热：恰好 warmup 次不计时的调用，慢的前几次不计入 · warm-up: exactly warmup untimed calls, the slow first calls left out"
+SYNC = "同步：模拟的异步设备 · synchronisation: a simulated asynchronous device"
+CUDA_SYNC = "同步：GPU 上的 torch.cuda._sleep · synchronisation: torch.cuda._sleep on a GPU"
+
+TOY = "玩具模型（ToyModel），float16 · the toy model (ToyModel), float16"
+BF16 = "玩具模型，bfloat16 · the toy model, bfloat16"
+LEAVES = "其他模型：每个叶子模块（嵌套的、数字命名的）· other models: every leaf module (nested, numbered)"
+LOSS = "损失与梯度 · the loss and the gradients"
+
+F32 = "float32 的小模型，测量值 · small models in float32, as measured"
+ODD = "奇数尺寸，seq_len < context_length · odd sizes, seq_len < context_length"
+HALF = "bfloat16 与 float16 · bfloat16 and float16"
+LARGE = "大模型（公式，而非测量）· large models (a formula, not a measurement)"
+
+
+def close_to(got, expected: float) -> bool:
+    return isinstance(got, float) and abs(got - expected) <= RELATIVE * expected + ABSOLUTE
+
+
+def answer_pair(j: Judgement, what: str, answer) -> tuple[float, float]:
+    j.expect(
+        isinstance(answer, tuple) and len(answer) == 2 and all(isinstance(v, float) for v in answer),
+        f"{what} 应返回 (median, spread) 两个秒数，得到 {answer!r}",
+        f"{what} should return two numbers of seconds (median, spread), got {answer!r}",
+    )
+    return answer
+
+
+def expect_seconds(j: Judgement, what: str, label: str, got: float, expected: float) -> None:
+    j.expect(
+        close_to(got, expected),
+        f"{what}: {label} = {got * 1e3:.3f} ms，应约为 {expected * 1e3:.3f} ms",
+        f"{what}: {label} = {got * 1e3:.3f} ms, expected about {expected * 1e3:.3f} ms",
+    )
+
+
+def timed_durations(j: Judgement, reps: int) -> list[float]:
+    """Durations of the timed calls whose median and quartiles every quantile method agrees on: reps = 4k + 1
+    values, the lowest k + 1 equal, the highest k + 1 equal, shuffled."""
+    k = (reps - 1) // 4
+    low, high = j.rng.choice([4, 5, 6]) * MS, j.rng.choice([14, 16, 18]) * MS
+    middle = sorted(j.rng.uniform(low, high) for _ in range(reps - 2 * (k + 1)))
+    values = [low] * (k + 1) + middle + [high] * (k + 1)
+    j.rng.shuffle(values)
+    return values
+
+
+def check_workload(j: Judgement, props, warmup: int, reps: int, first: float | None = None) -> None:
+    """A sleeping workload: `warmup` calls (each `first` seconds if given, else like the timed ones), then the
+    timed calls with known median and quartiles."""
+    timed = timed_durations(j, reps)
+    durations = [first] * warmup + timed if first is not None else timed[:warmup] + timed
+    what = f"benchmark(workload, warmup={warmup}, reps={reps})"
+    try:
+        answer, calls = j.call(ENTRY + "benchmark_workload", "benchmark", warmup, reps, durations).result
+        failure = None
+    except AssertionError as error:
+        answer, calls, failure = None, 0, error
+    q1, _, q3 = statistics.quantiles(timed, n=4, method="inclusive")
+    for prop in props:
+        with j.case(prop, what):
+            if failure is not None:
+                raise failure
+            median, spread = answer_pair(j, what, answer)
+            if prop == MEDIAN:
+                expect_seconds(j, what, "median", median, statistics.median(timed))
+            elif prop == SPREAD:
+                expect_seconds(j, what, "spread", spread, q3 - q1)
+            else:
+                j.expect(
+                    calls == warmup + reps,
+                    f"{what}: fn 被调用了 {calls} 次，应为 warmup + reps = {warmup + reps}",
+                    f"{what}: fn was called {calls} times, expected warmup + reps = {warmup + reps}",
+                )
+                expect_seconds(j, what, "median", median, statistics.median(timed))
+
+
+def check_simulated(j: Judgement, warmup: int, reps: int) -> None:
+    seconds = j.rng.choice([6, 8, 10]) * MS
+    what = f"benchmark(SimulatedDevice({seconds * 1e3:g} ms).launch, warmup={warmup}, reps={reps})"
+    with j.case(SYNC, what):
+        answer, launches = j.call(ENTRY + "benchmark_simulated", "benchmark", warmup, reps, seconds).result
+        median, _ = answer_pair(j, what, answer)
+        j.expect(
+            launches == warmup + reps,
+            f"{what}: 启动了 {launches} 次，应为 {warmup + reps}",
+            f"{what}: {launches} launches, expected {warmup + reps}",
+        )
+        j.expect(
+            median >= 0.5 * seconds,
+            f"{what}: 中位数 {median * 1e3:.3f} ms 只是启动的时间：计时前后要调用 utils.timing.synchronize()",
+            f"{what}: the median {median * 1e3:.3f} ms is the launch time: call utils.timing.synchronize() "
+            "before starting and before reading the timer",
+        )
+        expect_seconds(j, what, "median", median, seconds)
+
+
+def check_cuda_sleep(j: Judgement) -> None:
+    cycles = j.rng.choice([5, 10, 20]) * 1_000_000  # a few milliseconds at GPU clocks
+    what = f"benchmark(lambda: torch.cuda._sleep({cycles}), warmup=3, reps=15)"
+    with j.case(CUDA_SYNC, what):
+        answer, events = j.call(ENTRY + "benchmark_cuda_sleep", "benchmark", 3, 15, cycles).result
+        median, _ = answer_pair(j, what, answer)
+        j.expect(
+            isinstance(events, float) and 0.7 * events <= median <= 1.5 * events + ABSOLUTE,
+            f"{what}: 中位数 {median * 1e3:.3f} ms，CUDA 事件测得 {events * 1e3:.3f} ms：GPU 是异步的，要同步",
+            f"{what}: median {median * 1e3:.3f} ms, CUDA events measured {events * 1e3:.3f} ms: the GPU runs "
+            "asynchronously, synchronise",
+        )
+
+
+@UNIT.cell(
+    "test_benchmark",
+    {MEDIAN: 1, SPREAD: 1, WARMUP: 1, SYNC: 1, CUDA_SYNC: 1},
+    selfcheck=MEDIAN,
+    gpu_only=frozenset({CUDA_SYNC}),
+)
+def benchmark(j: Judgement) -> None:
+    check_workload(j, [MEDIAN, SPREAD], 2, 9)  # the visible self-check's case
+    check_workload(j, [MEDIAN, SPREAD], j.rng.choice([0, 1, 3]), 13)
+    check_workload(j, [WARMUP], 5, 9, first=j.rng.choice([40, 60]) * MS)
+    check_workload(j, [WARMUP], 7, 13, first=j.rng.choice([40, 60]) * MS)
+    check_simulated(j, 2, 9)
+    check_simulated(j, j.rng.choice([1, 3]), 5)
+    if j.on_gpu:
+        check_cuda_sleep(j)
+
+
+# --- autocast_dtypes -------------------------------------------------------------------------------------
+
+
+def check_autocast(j: Judgement, props, kind: str, sizes: list[int], dtype) -> None:
+    device = utils.device()
+    model = build_model(kind, sizes)
+    if kind == "transformer":
+        config = TransformerConfig(*sizes)
+        batch, n = j.rng.randint(2, 3), j.rng.randint(3, config.context_length)
+        x = torch.randint(config.vocab_size, (batch, n), generator=j.generator)
+        y = torch.randint(config.vocab_size, (batch, n), generator=j.generator)
+    else:
+        x = j.randn(j.odd(3, 12), sizes[0])
+        y = torch.randint(sizes[1], (x.shape[0],), generator=j.generator)
+    state = [p.detach().clone() for p in model.parameters()]
+    what = f"autocast_dtypes({kind}{tuple(sizes)}, x={tuple(x.shape)}, {dtype}) on {device.type}"
+    try:
+        answer = j.call(ENTRY + "autocast_table", "autocast_dtypes", kind, sizes, dtype, x, y, *state).result
+        failure = None
+    except AssertionError as error:
+        answer, failure = None, error
+    expected = dtype_names(reference.autocast_dtypes(model.to(device), x.to(device), y.to(device), dtype))
+    for prop in props:
+        keys = (
+            ["loss", "gradients"] if prop == LOSS else [k for k in expected if k not in ("loss", "gradients")]
+        )
+        with j.case(prop, what):
+            if failure is not None:
+                raise failure
+            j.expect(
+                isinstance(answer, dict),
+                f"{what} 应返回 dict，得到 {answer!r}",
+                f"{what} should return a dict, got {answer!r}",
+            )
+            missing = [k for k in keys if k not in answer]
+            j.expect(not missing, f"{what}: 缺少键 {missing}", f"{what}: keys missing: {missing}")
+            if prop != LOSS:
+                extra = sorted(set(answer) - set(expected))
+                j.expect(
+                    not extra,
+                    f"{what}: 多余的键 {extra}（只要叶子模块）",
+                    f"{what}: unexpected keys {extra} (leaf modules only)",
+                )
+            wrong = {k: (answer[k], expected[k]) for k in keys if answer[k] != expected[k]}
+            j.expect(
+                not wrong,
+                f"{what}: 这些 dtype 与评审程序运行模型时观察到的不同（你的，观察到的）：{wrong}",
+                f"{what}: these dtypes differ from what the judge observes running the model (yours, observed): {wrong}",
+            )
+
+
+@UNIT.cell("test_autocast", {TOY: 1, BF16: 1, LEAVES: 1, LOSS: 1}, selfcheck=TOY)
+def autocast(j: Judgement) -> None:
+    check_autocast(j, [TOY, LOSS], "toy", [10, 5, 10], torch.float16)  # the visible self-check's case
+    check_autocast(j, [TOY, LOSS], "toy", [j.odd(3, 30), j.odd(3, 9), j.odd(3, 30)], torch.float16)
+    check_autocast(j, [BF16, LOSS], "toy", [j.odd(3, 30), j.odd(3, 9), j.odd(3, 30)], torch.bfloat16)
+    dtype = j.rng.choice([torch.float16, torch.bfloat16])
+    check_autocast(j, [LEAVES, LOSS], "sequential", [j.odd(3, 30), j.odd(3, 9), j.odd(3, 30)], dtype)
+    config = [j.odd(17, 64), 16, 32, 2, 4, j.odd(33, 80)]
+    check_autocast(j, [LEAVES, LOSS], "transformer", config, torch.bfloat16)
+
+
+# --- activation_memory_bytes -----------------------------------------------------------------------------
+
+
+def random_config(j: Judgement, context: int) -> TransformerConfig:
+    heads = j.rng.choice([1, 3, 4, 6])
+    return TransformerConfig(
+        vocab_size=j.odd(17, 300),
+        context_length=context,
+        d_model=heads * j.rng.choice([4, 8, 12]),
+        num_layers=j.rng.randint(1, 4),
+        num_heads=heads,
+        d_ff=j.odd(17, 200),
+    )
+
+
+def check_memory(j: Judgement, prop: str, config: TransformerConfig, batch: int, seq_len: int, dtype) -> None:
+    what = f"activation_memory_bytes({config}, batch={batch}, seq_len={seq_len}, {dtype})"
+    with j.case(prop, what):
+        got = j.call(
+            ENTRY + "activation_memory", "activation_memory_bytes", config.as_dict(), batch, seq_len, dtype
+        ).result
+        if prop == LARGE:  # the reference formula: LayerNorm statistics in float32 (a GPU)
+            expected = reference.activation_memory_bytes(config, batch, seq_len, dtype)
+        else:  # measured here, on the CPU: LayerNorm statistics in the activations' dtype
+            expected = reference.measured_activation_bytes(
+                config, batch, seq_len, dtype, generator=j.generator
+            )
+        accepted = {expected}
+        if dtype in (
+            torch.float16,
+            torch.bfloat16,
+        ):  # the other device's LayerNorm statistics: 2 bytes each more/less
+            shift = reference.layer_norm_statistics(config, batch, seq_len) * 2
+            accepted.add(expected - shift if prop == LARGE else expected + shift)
+        j.expect(
+            isinstance(got, int) and not isinstance(got, bool),
+            f"{what} 应返回 int，得到 {got!r}",
+            f"{what} should return an int, got {got!r}",
+        )
+        j.expect(
+            got in accepted,
+            f"{what} = {got}，应为 {expected}（相差 {got - expected:+d} 字节）",
+            f"{what} = {got}, expected {expected} ({got - expected:+d} bytes off)",
+        )
+
+
+@UNIT.cell("test_activation_memory", {F32: 1, ODD: 1, HALF: 1, LARGE: 1}, selfcheck=F32)
+def activation_memory(j: Judgement) -> None:
+    config = TransformerConfig(
+        vocab_size=100, context_length=32, d_model=32, num_layers=2, num_heads=4, d_ff=64
+    )
+    check_memory(j, F32, config, 2, 32, torch.float32)  # the visible self-check's case
+    check_memory(j, F32, random_config(j, 32), j.rng.randint(1, 4), 32, torch.float32)
+    context = j.odd(17, 64)
+    check_memory(j, ODD, random_config(j, context), j.odd(1, 6), j.odd(3, context - 2), torch.float32)
+    context = j.odd(17, 64)
+    check_memory(j, HALF, random_config(j, context), j.odd(1, 4), j.odd(3, context), torch.bfloat16)
+    check_memory(j, HALF, random_config(j, context), j.odd(1, 4), j.odd(3, context), torch.float16)
+    gpt2_xl = TransformerConfig(50257, 1024, 1600, 48, 25, 6400)
+    check_memory(j, LARGE, gpt2_xl, j.rng.randint(1, 16), j.rng.choice([512, 1023, 1024]), torch.float32)
+    check_memory(j, LARGE, gpt2_xl, j.rng.randint(1, 16), 1024, torch.bfloat16)

@@ -1,0 +1,70 @@
+"""Timing helpers of unit 09: one `synchronize()` for every device, and two workloads that expose mistakes.
+
+- `synchronize()` waits until the device has finished the work launched so far: `torch.cuda.synchronize()` on
+  a GPU, nothing on a CPU (its work is done when the call returns) — except inside a `SimulatedDevice`,
+  which it drains. Timing code that calls it is correct on every device.
+- `SimulatedDevice(seconds)` stands in for a GPU on a CPU: `launch()` queues `seconds` of work and returns at
+  once, like a kernel launch; the work runs "on the device" in wall-clock time, and only `synchronize()`
+  waits for it. A timer that forgets to synchronise measures launches, about a microsecond.
+- `Workload(durations)`: the i-th call takes `durations[i]` seconds (the first calls of real code are slow:
+  compilation, caches, allocator, clocks); it counts its calls.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+
+import torch
+
+_active: list[SimulatedDevice] = []
+
+
+def synchronize() -> None:
+    """Wait for the work launched so far on the current device (GPU, or a simulated asynchronous one)."""
+    if _active:
+        _active[-1].wait()
+    elif torch.cuda.is_available() and torch.cuda.is_initialized():
+        torch.cuda.synchronize()
+
+
+class SimulatedDevice:
+    """An asynchronous device on the CPU: `launch()` queues `seconds` of work; `synchronize()` waits for it.
+
+    Use as a context manager (`with SimulatedDevice(0.01) as device: benchmark(device.launch, 2, 5)`)."""
+
+    def __init__(self, seconds: float):
+        self.seconds, self.busy_until, self.launches = seconds, 0.0, 0
+
+    def launch(self) -> None:
+        now = time.perf_counter()
+        self.busy_until = max(now, self.busy_until) + self.seconds
+        self.launches += 1
+
+    def wait(self) -> None:
+        while (left := self.busy_until - time.perf_counter()) > 0:
+            time.sleep(left)
+
+    def __enter__(self) -> SimulatedDevice:
+        _active.append(self)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.wait()
+        _active.remove(self)
+
+
+class Workload:
+    """A callable whose i-th call sleeps `durations[i]` seconds (the last one for later calls); counts calls."""
+
+    def __init__(self, durations: Sequence[float]):
+        if not durations:
+            raise ValueError("durations must not be empty")
+        self.durations, self.calls = list(durations), 0
+
+    def __call__(self) -> None:
+        seconds = self.durations[min(self.calls, len(self.durations) - 1)]
+        self.calls += 1
+        deadline = time.perf_counter() + seconds
+        while (left := deadline - time.perf_counter()) > 0:
+            time.sleep(left)
