@@ -1,0 +1,266 @@
+"""Unit 09 (the systems lab): the notebook runs top to bottom and computes what it explains; the toy Transformer
+is a causal language model; the reference formula for activation memory is what saved-tensor hooks count;
+the timing helpers behave as a GPU would; the child's entry points report what the judge reads; the judge
+grades the solution and specific mistakes as it should. GPU: the CUDA sleep case and the autocast table."""
+
+import pickle
+import random
+import statistics
+import sys
+import time
+import types
+
+import pytest
+import torch
+from notebook_run import ROOT, execute, judged_self_checks, stdout_of
+
+import utils
+from course import notebooks, wrong
+from course.judge import preprocessor, units
+from course.reference import systems_lab as reference
+from utils import judged_systems, memory, snapshots, timing
+from utils.isolation import MODULE_NAME
+from utils.toy_transformer import ToyModel, Transformer, TransformerConfig, parameter_count, random_batch
+
+NOTEBOOK = ROOT / "source" / "09_systems_lab" / "systems_lab.ipynb"
+WRONG = ROOT / "course" / "wrong" / "09_systems_lab"
+DEVICE = utils.device()
+
+
+def test_unit09_executes_cleanly(tmp_path):
+    nb = execute(NOTEBOOK, tmp_path)
+    assert set(judged_self_checks(nb, "09")) == {"test_benchmark", "test_autocast", "test_activation_memory"}
+    output = "".join(stdout_of(c) for c in nb.cells if c.cell_type == "code")
+    for computed in (
+        "float32 += float32: 10.0001335",
+        "float16 += float16: 9.9531250",
+        "float32 += float16: 10.0021362",
+    ):
+        assert computed in output  # the seed's numbers, computed here
+    assert "dynamic=None: 12" in output and "→ 2 " in output  # automatic dynamic shapes: one recompilation
+    assert (tmp_path / "systems_lab_trace.json").stat().st_size > 0  # the profiler's trace
+
+
+# --- the toy Transformer -------------------------------------------------------------------------------------
+
+
+def test_the_transformer_is_causal_and_counts_its_parameters():
+    config = TransformerConfig(
+        vocab_size=37, context_length=19, d_model=24, num_layers=2, num_heads=3, d_ff=40
+    )
+    model = Transformer(config)
+    assert parameter_count(config) == sum(p.numel() for p in model.parameters())
+    ids, _ = random_batch(config, 2, 17)
+    logits = model(ids)
+    assert logits.shape == (2, 17, 37)
+    changed = ids.clone()
+    changed[:, 9:] = (changed[:, 9:] + 1) % 37  # change the future: the logits of positions < 9 stay
+    torch.testing.assert_close(model(changed)[:, :9], logits[:, :9])
+    assert not torch.allclose(model(changed)[:, 9:], logits[:, 9:])
+    with pytest.raises(ValueError):
+        model(torch.zeros(1, 20, dtype=torch.long))
+    with pytest.raises(ValueError):
+        TransformerConfig(d_model=30, num_heads=4)
+
+
+def test_attention_matches_pytorch_sdpa_in_float64():
+    config = TransformerConfig(context_length=23, d_model=32, num_heads=4)
+    layer = Transformer(config).blocks[0].attention.double()
+    x = torch.randn(3, 21, 32, dtype=torch.float64)
+    q, k, v = (p(x).view(3, 21, 4, 8).transpose(1, 2) for p in (layer.q_proj, layer.k_proj, layer.v_proj))
+    expected = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+    expected = layer.out_proj(expected.transpose(1, 2).reshape(3, 21, 32))
+    torch.testing.assert_close(layer(x), expected)
+
+
+def test_the_toy_model_is_fc1_relu_layernorm_fc2():
+    model = ToyModel(10, 5)
+    assert [name for name, _ in model.named_children()] == ["fc1", "relu", "ln", "fc2"]
+    x = torch.randn(4, 10)
+    torch.testing.assert_close(model(x), model.fc2(model.ln(torch.relu(model.fc1(x)))))
+
+
+# --- activation memory ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_reference_formula_is_what_saved_tensor_hooks_count(seed):
+    rng = random.Random(seed)
+    heads = rng.choice([1, 2, 3, 4])
+    context = rng.randrange(5, 40)
+    config = TransformerConfig(
+        rng.randrange(5, 99),
+        context,
+        heads * rng.choice([4, 8]),
+        rng.randint(1, 3),
+        heads,
+        rng.randrange(5, 70),
+    )
+    batch, n = rng.randint(1, 3), rng.randint(1, context)
+    f32 = reference.activation_memory_bytes(config, batch, n, torch.float32)
+    assert reference.measured_activation_bytes(config, batch, n, torch.float32) == f32
+    for dtype in (torch.bfloat16, torch.float16):  # the CPU keeps LayerNorm statistics in the 16-bit dtype
+        shift = 2 * reference.layer_norm_statistics(config, batch, n)
+        measured = reference.measured_activation_bytes(config, batch, n, dtype)
+        assert measured + shift == reference.activation_memory_bytes(config, batch, n, dtype)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16])
+def test_the_reference_formula_holds_on_the_gpu(dtype):
+    """On a GPU LayerNorm keeps its statistics in float32: the formula is exact there."""
+    config = TransformerConfig(97, 64, 96, 3, 6, 200)
+    measured = reference.measured_activation_bytes(config, 3, 61, dtype, device="cuda")
+    assert measured == reference.activation_memory_bytes(config, 3, 61, dtype)
+
+
+# --- timing helpers ------------------------------------------------------------------------------------------
+
+
+def test_the_simulated_device_is_asynchronous_until_synchronised():
+    with timing.SimulatedDevice(0.02) as device:
+        start = time.perf_counter()
+        device.launch()
+        device.launch()
+        launched = time.perf_counter() - start
+        timing.synchronize()
+        finished = time.perf_counter() - start
+    assert launched < 0.005 and 0.04 <= finished < 0.08 and device.launches == 2
+    start = time.perf_counter()
+    timing.synchronize()  # no simulated device: nothing to wait for on a CPU
+    assert time.perf_counter() - start < 0.01
+
+
+def test_the_workload_takes_its_durations_and_counts_calls():
+    workload = timing.Workload([0.03, 0.005])
+    seconds = []
+    for _ in range(3):
+        start = time.perf_counter()
+        workload()
+        seconds.append(time.perf_counter() - start)
+    assert workload.calls == 3
+    assert 0.03 <= seconds[0] < 0.045 and all(0.005 <= s < 0.015 for s in seconds[1:])
+
+
+def test_the_snapshot_timeline_replays_allocations_and_completed_releases(tmp_path):
+    trace = [
+        {"action": "alloc", "size": 100},
+        {"action": "alloc", "size": 50},
+        {"action": "free_requested", "size": 100},
+        {"action": "free_completed", "size": 100},
+        {"action": "segment_alloc", "size": 4096},
+    ]
+    path = tmp_path / "snapshot.pickle"
+    path.write_bytes(pickle.dumps({"segments": [], "device_traces": [trace]}))
+    assert snapshots.allocated_timeline(path) == [100, 150, 50]
+
+
+def test_the_live_timeline_peaks_where_live_tensors_does():
+    def step():
+        x = torch.randn(64, 64, requires_grad=True)
+        (x @ x).tanh().sum().backward()
+
+    assert max(snapshots.live_timeline(step)) == memory.peak_bytes(step)
+
+
+@pytest.mark.gpu
+def test_the_snapshot_of_a_gpu_step_reads_back_its_peak(tmp_path):
+    x = torch.randn(1024, 1024, device="cuda")
+    torch.cuda.synchronize()
+    torch.cuda.memory._record_memory_history(max_entries=10_000)
+    y = x @ x
+    z = y @ y
+    del y, z
+    torch.cuda.synchronize()
+    torch.cuda.memory._dump_snapshot(str(tmp_path / "s.pickle"))
+    torch.cuda.memory._record_memory_history(enabled=None)
+    curve = snapshots.allocated_timeline(tmp_path / "s.pickle")
+    assert max(curve) >= 2 * 1024 * 1024 * 4 and curve[-1] <= max(curve)
+
+
+# --- the child's entry points and the judge ----------------------------------------------------------------
+
+
+@pytest.fixture
+def student_module(monkeypatch):
+    student = types.ModuleType(MODULE_NAME)
+    for name in ("benchmark", "autocast_dtypes", "activation_memory_bytes"):
+        setattr(student, name, getattr(reference, name))
+    monkeypatch.setitem(sys.modules, MODULE_NAME, student)
+    return student
+
+
+def test_the_childs_entry_points_report_what_the_judge_reads(student_module):
+    (median, spread), calls = judged_systems.benchmark_workload("benchmark", 2, 5, [0.03, 0.03] + [0.004] * 5)
+    assert calls == 7 and 0.004 <= median < 0.008 and spread < 0.002
+    (median, _), launches = judged_systems.benchmark_simulated("benchmark", 1, 3, 0.006)
+    assert launches == 4 and 0.006 <= median < 0.01
+    student_module.benchmark = lambda fn, warmup, reps: (torch.tensor(0.5), 1)  # tensors become floats
+    assert judged_systems.benchmark_workload("benchmark", 0, 1, [0.0])[0] == (0.5, 1.0)
+    model = ToyModel(6, 3)
+    x, y = torch.randn(4, 6), torch.randint(3, (4,))
+    table = judged_systems.autocast_table(
+        "autocast_dtypes", "toy", [6, 3, 10], torch.bfloat16, x, y, *model.parameters()
+    )
+    assert (
+        table["fc1"] == "torch.bfloat16"
+        and table["loss"] == "torch.float32"
+        and set(table) >= {"ln", "gradients"}
+    )
+    config = TransformerConfig(50, 16, 16, 1, 2, 24)
+    got = judged_systems.activation_memory("activation_memory_bytes", config.as_dict(), 2, 9, torch.float32)
+    assert got == reference.measured_activation_bytes(config, 2, 9, torch.float32)
+
+
+def test_every_autocast_model_kind_runs_under_the_reference():
+    for kind, sizes, x in (
+        ("toy", [7, 3, 9], torch.randn(5, 7)),
+        ("sequential", [7, 3, 9], torch.randn(5, 7)),
+        ("transformer", [23, 12, 16, 2, 4, 20], torch.randint(23, (2, 11))),
+    ):
+        model = judged_systems.build_model(kind, sizes)
+        target = torch.randint(
+            sizes[0] if kind == "transformer" else sizes[1],
+            x.shape[:2] if kind == "transformer" else x.shape[:1],
+        )
+        table = reference.autocast_dtypes(model, x, target, torch.bfloat16)
+        leaves = {n for n, m in model.named_modules() if n and not any(m.children())}
+        assert set(table) == leaves | {"parameters", "loss", "gradients"}
+
+
+def judged(impl_name: str | None):
+    nb = notebooks.read(NOTEBOOK)
+    if impl_name is not None:
+        impl = wrong.parse(WRONG / f"{impl_name}.py")
+        nb = notebooks.with_cell(nb, impl.replaces, impl.body)
+    return preprocessor.judge_notebook(nb, units.UNITS[NOTEBOOK.name], "alice", "salt", "auto")
+
+
+def test_the_judge_gives_the_solution_full_marks_and_mistakes_lose_their_properties():
+    summary = judged(None)
+    assert all(score == points for score, points in summary["scores"].values()), summary
+    assert not summary["flagged"], summary["reasons"]
+    scores = judged("benchmark_no_synchronize")["scores"]
+    assert 0 < scores["test_benchmark"][0] < scores["test_benchmark"][1]  # only synchronisation fails
+    assert scores["test_autocast"] == [2.0, 2.0] and scores["test_activation_memory"] == [2.0, 2.0]
+    scores = judged("memory_four_bytes")["scores"]
+    assert 0 < scores["test_activation_memory"][0] < scores["test_activation_memory"][1]
+
+
+@pytest.mark.gpu
+def test_the_judge_catches_a_missing_synchronize_with_cuda_sleep(student_module):
+    (median, _), events = judged_systems.benchmark_cuda_sleep("benchmark", 3, 9, 10_000_000)
+    assert 0.8 * events <= median <= 1.3 * events
+    namespace = vars(student_module)
+    namespace.update(time=time, statistics=statistics)
+    exec(wrong.parse(WRONG / "benchmark_no_synchronize.py").body, namespace)
+    (median, _), events = judged_systems.benchmark_cuda_sleep("benchmark", 3, 9, 10_000_000)
+    assert median < 0.3 * events
+
+
+@pytest.mark.gpu
+def test_cuda_autocast_keeps_layernorm_and_the_loss_in_float32():
+    model = ToyModel(10, 5).cuda()
+    x, y = torch.randn(7, 10, device="cuda"), torch.randint(5, (7,), device="cuda")
+    table = reference.autocast_dtypes(model, x, y, torch.float16)
+    assert table["fc1"] == torch.float16 and table["ln"] == torch.float32 and table["loss"] == torch.float32
