@@ -47,6 +47,7 @@ case "${1:-demo}" in
     shift
     python -m ruff check .
     python -m ruff format --check .
+    bash tests/browser/setup.sh   # Chromium and a CJK font from apt where missing; says why where it cannot
     exec python -m pytest "$@" ;;
   lab)
     shift

@@ -52,11 +52,13 @@ def code_cell(panel: Locator, containing: str) -> Locator:
 
 
 def run_cell(cell: Locator, timeout_ms: int = CELL_TIMEOUT_MS) -> str:
-    """Select `cell`, run it with Shift+Enter, wait until it has finished; returns its output text."""
-    cell.locator(".jp-InputArea-prompt").click()
-    cell.page.keyboard.press("Shift+Enter")
+    """Click into `cell`, run it with the toolbar's ▶, wait until it has finished; returns its output text."""
+    cell.locator(".cm-content").click()
+    expect(cell).to_have_class(re.compile(r"\bjp-mod-active\b"))
+    panel = cell.locator("xpath=ancestor::div[contains(@class, 'jp-NotebookPanel')]")
+    panel.locator('jp-button[data-command="notebook:run-cell-and-select-next"]').click()
     expect(cell.locator(".jp-InputArea-prompt")).to_have_text(DONE, timeout=timeout_ms)
-    return cell.locator(".jp-OutputArea").inner_text()
+    return cell.locator(".jp-Cell-outputArea").inner_text()
 
 
 def type_into(cell: Locator, text: str) -> None:

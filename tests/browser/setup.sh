@@ -1,8 +1,15 @@
 #!/usr/bin/env bash
-# What the browser suite (tests/browser) needs from Debian: Chromium and a CJK font. Installs them with apt-get when
-# they are missing and this runs as root; never downloads a Playwright browser build. It never fails the caller:
+# What the browser suite (tests/browser) needs: the playwright package (pip, into the course's venv), and from Debian
+# Chromium and a CJK font (apt-get, when missing and running as root). Never downloads a Playwright browser build
+# (`playwright install` is not run: the suite launches Debian's Chromium). It never fails the caller:
 # where it cannot install, it says why, and the suite's tests are then skipped with the same reason.
 set -uo pipefail
+PYTHON=${PYTHON:-python}  # the course's venv (course.sh puts it first on PATH)
+if ! "$PYTHON" -c 'import playwright' >/dev/null 2>&1; then
+  echo "浏览器测试：安装 playwright（不下载浏览器）/ browser suite: installing playwright (no browser download)"
+  "$PYTHON" -m pip install --disable-pip-version-check -q "playwright>=1.40,<2" ||
+    echo "浏览器测试：playwright 安装失败，相关测试将被跳过 / browser suite: pip could not install playwright; its tests will be skipped"
+fi
 need=()
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
 { command -v fc-list >/dev/null 2>&1 && fc-list :lang=zh family | grep -q .; } || need+=(fonts-noto-cjk)
