@@ -118,9 +118,19 @@ def build_parser() -> argparse.ArgumentParser:
         "quick subset: one wrong implementation per test cell, one legitimate variant per exercise, one attack "
         "of each kind (CI)",
     )
+    selftest.add_argument(
+        "--attacks-only",
+        action="store_true",
+        help="只运行参考答案、空白版和 course/redteam 中的攻击 / only the solution, the stubs and the attacks",
+    )
     selftest.set_defaults(
         run=lambda args: _selftest().main(
-            args.units, args.jobs, args.timeout, red_team=args.red_team, sample=args.sample
+            args.units,
+            args.jobs,
+            args.timeout,
+            red_team=args.red_team,
+            sample=args.sample,
+            attacks_only=args.attacks_only,
         )
     )
 

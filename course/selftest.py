@@ -264,13 +264,15 @@ def run(
     timeout: float | None = None,
     red_team: bool = False,
     sample: bool = False,
+    attacks_only: bool = False,
 ) -> tuple[list[Case], list[str]]:
     """Every case graded, and every problem found (empty when the graders discriminate as they should).
 
     `sample`: the quick set CI runs on a CPU: wrong implementations that cover every test cell once, one
     legitimate variant per exercise and one attack of each kind (`selftest-class`, in the first unit that has
     one; the red team's defences are the judge's and the sandbox's, shared by every unit); the full set runs on
-    the GPU host."""
+    the GPU host. `attacks_only`: the solution, the stubs and the attacks, none of the wrong implementations
+    and variants (the red team alone, e.g. on the GPU host when its time is short)."""
     timeout = timeout or grade.default_timeout()
     problems, cases = [], []
     attack_classes: set[str] = set()
@@ -280,8 +282,10 @@ def run(
         for unit in units:
             impls = wrong.load(course.wrong / unit)
             variants = wrong.load(course.variants / unit, "variant")
-            attacks = wrong.load(course.redteam / unit, "redteam") if red_team else []
+            attacks = wrong.load(course.redteam / unit, "redteam") if red_team or attacks_only else []
             problems += static_problems(course, unit, impls, variants)
+            if attacks_only:
+                impls, variants = [], []
             if sample:
                 cells = [g for nb in course.notebooks(unit) for g in points(course, unit, nb)]
                 impls, variants = covering(impls, cells), one_per_exercise(variants)
@@ -355,10 +359,11 @@ def main(
     course: Course = COURSE,
     red_team: bool = False,
     sample: bool = False,
+    attacks_only: bool = False,
 ) -> int:
     units = course.select(names)
     if not units:
         print(bilingual("source/ 中还没有单元", "no units in source/ yet"))
         return 0
-    cases, problems = run(course, units, jobs, timeout, red_team, sample)
+    cases, problems = run(course, units, jobs, timeout, red_team, sample, attacks_only)
     return 1 if report(course, cases, problems) else 0

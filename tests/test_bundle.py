@@ -7,6 +7,7 @@ CI runs the notebook of unit 06 (about 15 s here); the others (about 3 minutes t
 """
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -133,14 +134,22 @@ def test_a_folder_that_is_not_a_bundle_is_never_overwritten(tmp_path):
     assert (tmp_path / bundle.NAME / "notes.txt").read_text() == "mine"
 
 
+def packages_outside_the_course() -> list[str]:
+    """The PYTHONPATH folders a student would have too (e.g. a `pip install --target` folder on a GPU host):
+    every one but the course's own folder."""
+    entries = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    return [p for p in entries if Path(p).resolve() != ROOT and ROOT not in Path(p).resolve().parents]
+
+
 def kernel_spec(tmp: Path, folder: Path) -> Path:
     """A Jupyter path whose kernel `bundle` starts through LAUNCHER."""
     launcher = tmp / "launch.py"
     launcher.write_text(LAUNCHER.replace("{root!r}", repr(str(ROOT))))
     spec = tmp / "jupyter" / "kernels" / "bundle"
     spec.mkdir(parents=True)
-    argv = [sys.executable, "-I", str(launcher), str(folder), "-f", "{connection_file}"]
-    env = {"PYTHONPATH": str(folder)}  # the kernel's own children (isolated checks) import the bundle's utils
+    argv = [sys.executable, "-s", str(launcher), str(folder), "-f", "{connection_file}"]
+    # the kernel's own children (isolated checks) import the bundle's utils
+    env = {"PYTHONPATH": os.pathsep.join([str(folder), *packages_outside_the_course()])}
     (spec / "kernel.json").write_text(json.dumps({"argv": argv, "language": "python", "env": env}))
     return tmp / "jupyter"
 
@@ -160,9 +169,10 @@ def test_a_bundled_notebook_fails_only_in_its_exercises(built, tmp_path, unit, n
     nb_path = folder / unit / name
     jupyter = kernel_spec(tmp_path, folder)
     run = subprocess.run(
-        [sys.executable, "-I", "-c", DRIVER, str(nb_path), str(nb_path.parent)],
+        [sys.executable, "-s", "-c", DRIVER, str(nb_path), str(nb_path.parent)],
         cwd=tmp_path,
         env={
+            "PYTHONPATH": os.pathsep.join(packages_outside_the_course()),
             "PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin",
             "JUPYTER_PATH": str(jupyter),
             "HOME": str(tmp_path),

@@ -6,7 +6,7 @@ import pytest
 from pipeline_fixture import FIXTURE, FIXTURE_COURSE, UNIT
 
 from course import notebooks, selftest, wrong
-from course.layout import Course
+from course.layout import COURSE, Course
 
 
 @pytest.fixture(scope="module")
@@ -98,3 +98,16 @@ def test_selfcheck_fails_header_is_parsed(tmp_path):
         "# selftest-selfcheck-fails: test_a\ndef f():\n    pass\n"
     )
     assert wrong.parse(path).selfcheck_fails == ("test_a",)
+
+
+def test_attacks_only_grades_the_solution_the_stubs_and_every_attack_and_nothing_else(monkeypatch):
+    graded = []
+    monkeypatch.setattr(
+        selftest, "run_slot", lambda course, scratch, slot, timeout, progress: graded.extend(slot)
+    )
+    unit = "06_flash_attention_pytorch"
+    cases, _ = selftest.run(COURSE, [unit], jobs=2, attacks_only=True)
+    attacks = {a.name for a in wrong.load(COURSE.redteam / unit, "redteam")}
+    assert {c.kind for c in cases} == {"solution", "stubs", "redteam"}
+    assert {c.student for c in cases if c.kind == "redteam"} == {f"redteam-{name}" for name in attacks}
+    assert sorted(c.student for group in graded for c in group) == sorted(c.student for c in cases)

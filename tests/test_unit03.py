@@ -4,6 +4,7 @@ solution full marks and takes specific properties from specific mistakes; the he
 GPU-only: tiles that do not fit raise OutOfResources, the kernels agree with float64 and the counter on a
 GPU, and the block-size experiment writes its results."""
 
+import importlib.util
 import json
 import math
 
@@ -182,7 +183,10 @@ def test_loop_steps_and_pictures():
     s_panel = fig.axes[3 * 5 + 3]  # last frame's S panel: every S tile but the current one is done
     assert len(s_panel.patches) == 1 + 12
     widget = tiling.loop_slider(96, 128, 16, 32, 32)
-    assert widget.children[0].max == 11
+    if importlib.util.find_spec("ipywidgets"):
+        assert widget.children[0].max == 11
+    else:  # the static strip above stands in for the slider
+        assert widget is None
 
 
 def test_fit_exponent_and_argument_checks():

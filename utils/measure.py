@@ -18,6 +18,7 @@ Typical use in a notebook:
 from __future__ import annotations
 
 import contextlib
+import functools
 import gc
 import os
 import statistics
@@ -147,16 +148,27 @@ def peak_memory_bytes(fn: Callable[[], object]) -> int:
     PyTorch's operators create during the call, each storage counted once from its creation to its release
     (views and in-place results share it; autograd's saved tensors count while saved), as counted by
     `utils.memory.LiveTensors`. Scratch buffers a kernel frees before returning are not seen there, so
-    the CPU figure is the tensors' peak, not the process's.
+    the CPU figure is the tensors' peak, not the process's. On a GPU the cuBLAS workspaces (tens of MiB, made
+    once per thread at its first matrix product) are made before the call, so that they never count.
     """
     if not _on_gpu():
         return memory.peak_bytes(fn)
+    _warm_cuda_libraries()
     torch.cuda.synchronize()
     baseline = torch.cuda.memory_allocated()
     torch.cuda.reset_peak_memory_stats()
     fn()
     torch.cuda.synchronize()
     return max(0, torch.cuda.max_memory_allocated() - baseline)
+
+
+@functools.cache
+def _warm_cuda_libraries() -> None:
+    """One small linear layer forward and backward: cuBLAS allocates its workspace in this thread and in
+    autograd's backward thread through PyTorch's allocator, once, at the first product of each."""
+    w = torch.ones(8, 8, device="cuda", requires_grad=True)
+    torch.nn.functional.linear(w, w, w[0]).sum().backward()
+    torch.cuda.synchronize()
 
 
 def _free_memory() -> None:

@@ -174,7 +174,23 @@ def _interpreter():
                     "utils/traffic/triton_counter.py",
                 )
             )
+    _index_scalars_of_any_rank(interpreter)
     return interpreter
+
+
+def _index_scalars_of_any_rank(interpreter) -> None:
+    """Triton 3.6's interpreter turns a scalar tensor into a Python int with `int(array)` (in `range(0, n, B)`,
+    say), which NumPy >= 2.4 refuses for the one-element arrays it holds: make `__index__` take `.item()`."""
+    patch = getattr(interpreter, "_patch_lang_tensor", None)
+    if patch is None or getattr(patch, "indexes_any_rank", False):
+        return
+
+    def patch_lang_tensor(tensor, scope):
+        patch(tensor, scope)
+        scope.set_attr(tensor, "__index__", lambda self: int(self.handle.data.item()))
+
+    patch_lang_tensor.indexes_any_rank = True
+    interpreter._patch_lang_tensor = patch_lang_tensor
 
 
 def _parameters(builder, method: str, count: int) -> tuple[str, ...]:
