@@ -264,3 +264,20 @@ def test_cuda_autocast_keeps_layernorm_and_the_loss_in_float32():
     x, y = torch.randn(7, 10, device="cuda"), torch.randint(5, (7,), device="cuda")
     table = reference.autocast_dtypes(model, x, y, torch.float16)
     assert table["fc1"] == torch.float16 and table["ln"] == torch.float32 and table["loss"] == torch.float32
+
+
+@pytest.mark.parametrize("reps", [9, 13])
+def test_the_judges_durations_fix_median_and_quartiles_even_with_one_oversleeping_call(reps):
+    """Every quantile method gives the same quartiles, and one call 30 ms late moves neither quartile."""
+    from course.judge.core import Judgement
+    from course.judge.unit09 import UNIT, timed_durations
+
+    for seed in range(20):
+        j = Judgement(UNIT.cells["test_benchmark"], None, seed, False)
+        values = timed_durations(j, reps)
+        quartiles = {
+            tuple(statistics.quantiles(v, n=4, method=m)[::2])
+            for m in ("inclusive", "exclusive")
+            for v in (values, [*values[:-1], values[-1] + 0.03], [values[0] + 0.03, *values[1:]])
+        }
+        assert len(quartiles) == 1, quartiles

@@ -4,8 +4,15 @@
 def autocast_dtypes(model, x, target, dtype):
     params = list(model.parameters())
     seen = {}
+
+    def hook_for(name):
+        def hook(module, args, kwargs, out):
+            seen.setdefault(name, out.dtype)  # returns None: a hook that returns a value replaces the output
+
+        return hook
+
     handles = [
-        module.register_forward_hook(lambda m, a, kw, out, name=name: seen.setdefault(name, out.dtype), with_kwargs=True)
+        module.register_forward_hook(hook_for(name), with_kwargs=True)
         for name, module in model.named_modules()
         if name and not list(module.children())
     ]
