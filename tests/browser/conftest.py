@@ -13,24 +13,27 @@ from pathlib import Path
 import pytest
 from course_lab import ROOT, chromium_executable, serving
 
+EXPECT_TIMEOUT_MS = 60_000  # Playwright's 5 s default is too short for nbgrader's list/fetch on 2 busy cores
 FAILURES = Path(os.environ.get("COURSE_BROWSER_FAILURES", ROOT / "tests" / "browser" / "failures"))
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def lab(tmp_path_factory):
-    """The student's and instructor's JupyterLab, for the whole session (course_lab.serving)."""
+    """The student's and instructor's JupyterLab (course_lab.serving), stopped when the module's tests end, so it
+    does not idle through the rest of a full test run."""
     chromium_executable()  # no server without a browser to drive it
     with serving(tmp_path_factory.mktemp("lab")) as running:
         yield running
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser(lab):
     """Headless Chromium from Debian (never a Playwright download)."""
     sync_api = pytest.importorskip(
         "playwright.sync_api",
         reason="浏览器测试已跳过：没有安装 playwright 包 / browser suite skipped: the playwright package is not installed",
     )
+    sync_api.expect.set_options(timeout=EXPECT_TIMEOUT_MS)
     with sync_api.sync_playwright() as playwright:
         chromium = playwright.chromium.launch(executable_path=chromium_executable(), headless=True)
         yield chromium
@@ -42,7 +45,7 @@ def page(lab, browser):
     """A fresh browser page on JupyterLab in a workspace of its own; its kernels are shut down afterwards."""
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
     page = context.new_page()
-    page.set_default_timeout(30_000)
+    page.set_default_timeout(EXPECT_TIMEOUT_MS)
     page.goto(f"{lab.url}lab/workspaces/{secrets.token_hex(4)}?reset&token={lab.token}")
     page.locator("#jp-main-dock-panel").wait_for()
     page.locator("#jupyterlab-splash").wait_for(state="detached")
