@@ -25,8 +25,9 @@ def run(target: str, inputs: list[str], output, *args):
     """Call `target(mem, *rest)` where `mem` holds the leading tensors of `args` under the names `inputs`
     and a NaN-filled output tensor typed like the first input: `output` is its name (shaped like the first
     input) or [name, shape]. Returns (output contents, one read map per input, the output's read map, its
-    write map, ((name, read bytes, written bytes), ...) of every tensor)."""
-    tensors, rest = args[: len(inputs)], args[len(inputs) :]
+    write map, ((name, read bytes, written bytes), ...) of every tensor). Slow memory lives on the CPU on every
+    machine, as in the notebooks' self-checks (the judge's child receives its tensors on the GPU where one is)."""
+    tensors, rest = [t.cpu() for t in args[: len(inputs)]], args[len(inputs) :]
     name, shape = (output, tensors[0].shape) if isinstance(output, str) else output
     with bookkeeping():
         mem = SlowMemory(**dict(zip(inputs, tensors, strict=True)))
