@@ -99,14 +99,15 @@ def check_matmul(j: Judgement, props: list[str], m, n, k, blocks, dtype) -> None
                     f"{what} created a tensor of {largest} elements {tuple(answer.largest.get('shape', ()))} in "
                     f"fast memory, more than one tile ({limit} elements)",
                 )
-            else:
-                expected = a.double() @ b.double()
+            else:  # compared on the CPU, where slow memory lives (the inputs are on the GPU where one is)
+                c, a_cpu, b_cpu = c.cpu(), a.cpu(), b.cpu()
+                expected = a_cpu.double() @ b_cpu.double()
                 j.expect(c.dtype == dtype, f"{what}: C 应为 {dtype}", f"{what}: C should be {dtype}")
                 if dtype == torch.float32:
                     j.close(c, expected, f"{what}: C", atol=1e-4, rtol=1e-5)
                 else:
                     error = (c.double() - expected).abs()
-                    over = (error > half_tolerance(a, b)) | c.isnan()
+                    over = (error > half_tolerance(a_cpu, b_cpu)) | c.isnan()
                     j.expect(
                         not bool(over.any()),
                         f"{what}: {int(over.sum())} 个元素与 float64 结果相差超过一个 float16 ulp（最大误差 "
