@@ -139,7 +139,8 @@ def test_the_workload_takes_its_durations_and_counts_calls():
         workload()
         seconds.append(time.perf_counter() - start)
     assert workload.calls == 3
-    assert 0.03 <= seconds[0] < 0.1 and all(0.005 <= s < 0.025 for s in seconds[1:])  # late on a busy machine
+    # a sleep never wakes early; on a busy machine it may wake very late, so the upper bounds are loose
+    assert 0.03 <= seconds[0] < 0.5 and all(0.005 <= s < 0.05 for s in seconds[1:])
 
 
 def test_the_snapshot_timeline_replays_allocations_and_completed_releases(tmp_path):

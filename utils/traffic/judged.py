@@ -27,9 +27,10 @@ def run(target: str, inputs: list[str], output, *args):
     input) or [name, shape]. Returns (output contents, one read map per input, the output's read map, its
     write map, ((name, read bytes, written bytes), ...) of every tensor). Slow memory lives on the CPU on every
     machine, as in the notebooks' self-checks (the judge's child receives its tensors on the GPU where one is)."""
-    tensors, rest = [t.cpu() for t in args[: len(inputs)]], args[len(inputs) :]
-    name, shape = (output, tensors[0].shape) if isinstance(output, str) else output
-    with bookkeeping():
+    rest = args[len(inputs) :]
+    with bookkeeping():  # the course's copies, not the student's tensors (the largest one created is judged)
+        tensors = [t.cpu() for t in args[: len(inputs)]]
+        name, shape = (output, tensors[0].shape) if isinstance(output, str) else output
         mem = SlowMemory(**dict(zip(inputs, tensors, strict=True)))
         mem.add(
             name, torch.full(tuple(shape), float("nan"), dtype=tensors[0].dtype, device=tensors[0].device)
