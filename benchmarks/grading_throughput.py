@@ -5,7 +5,7 @@
 The class mixes the reference solution, legitimate variants (`course/variants/`, which must keep full marks) and
 wrong implementations (`course/wrong/`, which must lose their cells), one after another. The script grades it
 `--rounds` times in one course root (same salt: a regrade must give every cell the same score) and writes
-`grading_throughput.json`: seconds per submission, the jobs used, each student's per-cell scores, whether every
+`grading_throughput.json`: seconds per submission, the jobs used, each student's per-cell scores and seconds, whether every
 legitimate submission kept full marks and every wrong one lost points, and whether the rounds agreed.
 """
 
@@ -105,6 +105,7 @@ def main() -> int:
                     "seconds": round(seconds, 1),
                     "seconds_per_submission": round(seconds / len(plan), 2),
                     "cells": {name: row.cells for name, row in rows.items()},
+                    "where_the_time_went": {name: row.seconds for name, row in rows.items()},
                     "verdicts": verdicts(plan, rows, points, unawardable),
                     "flagged": {name: row.flags for name, row in rows.items() if row.flags},
                 }

@@ -57,6 +57,9 @@ class Row:
     cells: dict[str, float] = field(default_factory=dict)  # "notebook/grade_id" -> score
     flags: list[str] = field(default_factory=list)  # why the judge flagged it for review
     sandboxes: set[str] = field(default_factory=set)  # where the judge ran the student's code
+    # where the time went: "nb" -> nbgrader's autograde of it (execution and judge), "nb/judge" -> the judge,
+    # "nb/grade_id" -> the judge's cases of that cell
+    seconds: dict[str, float] = field(default_factory=dict)
 
     @property
     def status(self) -> str:
@@ -225,6 +228,10 @@ def grade_pair(
         row.score += sum(score for score, _ in entry["scores"].values())
         row.cells.update({f"{nb}/{gid}": score for gid, (score, _) in entry["scores"].items()})
         judged = entry.get("judge") or {}
+        row.seconds[nb] = entry.get("seconds", 0.0)
+        if judged:
+            row.seconds[f"{nb}/judge"] = judged.get("seconds", 0.0)
+            row.seconds.update({f"{nb}/{gid}": s for gid, s in judged.get("cell_seconds", {}).items()})
         row.flags += [f"{nb}: {reason}" for reason in judged.get("reasons", [])]
         if judged:
             row.sandboxes.add(judged["sandbox"])

@@ -247,7 +247,9 @@ def grade_notebook(api, root: Path, unit: str, student: str, notebook: str) -> d
     """{student: {"status", "scores"[, "log"]}} of one `nbgrader autograde` run of one notebook."""
     stem = notebook.removesuffix(".ipynb")
     api.coursedir.notebook_id = stem
+    started = time.monotonic()
     out = api.autograde(unit, student, force=True, create=True)
+    seconds = round(time.monotonic() - started, 1)
     report(f"autograde {unit}/{notebook} for {student}", out)
     failed = failure_reasons(out.get("log", ""))
     entries = {}
@@ -258,7 +260,7 @@ def grade_notebook(api, root: Path, unit: str, student: str, notebook: str) -> d
             status = graded_status(graded)
         else:
             status = failed.get(str(submitted.parent.resolve()), classify(out.get("error", "")))
-        entries[who] = {"status": status, "scores": scores(api, unit, who, stem)}
+        entries[who] = {"status": status, "scores": scores(api, unit, who, stem), "seconds": seconds}
         if status != "graded":
             entries[who]["log"] = (out.get("error", "") + out.get("log", ""))[-4000:]
     return entries

@@ -121,6 +121,20 @@ def test_demo_grades_the_sample_class(demo_rows):
     check_demo(demo_rows, DEMO_UNITS)
 
 
+def test_each_row_says_where_its_grading_time_went(demo_rows):
+    """Per notebook: nbgrader's autograde, the judge inside it, and the judge's cases of each cell."""
+    for (_, unit), row in demo_rows.items():
+        for nb in COURSE.notebooks(unit):
+            cells = [s for key, s in row.seconds.items() if key.startswith(f"{nb}/") and key != f"{nb}/judge"]
+            assert len(cells) == len(selftest.points(COURSE, unit, nb)), (unit, row.seconds)
+            assert (
+                sum(cells)
+                <= row.seconds[f"{nb}/judge"] + 0.1 * len(cells)
+                <= row.seconds[nb] + 0.1 * len(cells)
+            )
+            assert row.seconds[nb] > 0
+
+
 @pytest.mark.gpu
 def test_the_whole_demo_on_the_gpu_host(tmp_path):
     """Every unit graded, then graded again: the same score for every cell."""

@@ -113,13 +113,14 @@ def judge_notebook(nb, unit: Unit, student: str, salt: str, requested_sandbox: s
     on_gpu = utils.mode().is_gpu
     settings = {"banned": unit.banned, "ban_fused_attention": True}
     child = Child(source, settings, mechanism)
-    scores, seeds, selfchecks = {}, {}, {}
+    scores, seeds, selfchecks, cell_seconds = {}, {}, {}, {}
     try:
         for cell in nb.cells:
             grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
             if grade_id not in unit.cells or not cell.metadata["nbgrader"].get("grade"):
                 continue
             judge = unit.cells[grade_id]
+            started = time.monotonic()
             seeds[grade_id] = seed_for(salt, student, unit.notebook, grade_id)
             kernel_passed, kernel_line = kernel_summary(cell)
             selfchecks[grade_id] = kernel_passed
@@ -147,6 +148,7 @@ def judge_notebook(nb, unit: Unit, student: str, salt: str, requested_sandbox: s
             header = f"{kernel_line}\n{bilingual('种子', 'seed')} {seeds[grade_id]} · sandbox {mechanism}"
             cell.outputs = verdict_outputs(f"{header}\n{report}", score, points, judged=judged)
             scores[grade_id] = [score, points]
+            cell_seconds[grade_id] = round(time.monotonic() - started, 1)
     finally:
         child.close()
     return {
@@ -156,4 +158,5 @@ def judge_notebook(nb, unit: Unit, student: str, salt: str, requested_sandbox: s
         "flagged": bool(reasons),
         "reasons": reasons,
         "selfchecks": selfchecks,
+        "cell_seconds": cell_seconds,
     }
