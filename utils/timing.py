@@ -42,8 +42,7 @@ class SimulatedDevice:
         self.launches += 1
 
     def wait(self) -> None:
-        while (left := self.busy_until - time.perf_counter()) > 0:
-            time.sleep(left)
+        sleep_until(self.busy_until)
 
     def __enter__(self) -> SimulatedDevice:
         _active.append(self)
@@ -65,6 +64,10 @@ class Workload:
     def __call__(self) -> None:
         seconds = self.durations[min(self.calls, len(self.durations) - 1)]
         self.calls += 1
-        deadline = time.perf_counter() + seconds
-        while (left := deadline - time.perf_counter()) > 0:
-            time.sleep(left)
+        sleep_until(time.perf_counter() + seconds)
+
+
+def sleep_until(deadline: float) -> None:
+    """Sleep until `time.perf_counter()` reaches `deadline` (a sleep can wake early on some systems: sleep again)."""
+    while (left := deadline - time.perf_counter()) > 0:
+        time.sleep(left)

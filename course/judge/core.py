@@ -86,6 +86,14 @@ class Judgement:
     def call(self, target: str, *args, **options):
         return self.child.call(target, *args, timeout=self.cell.timeout, **options)
 
+    def attempt(self, target: str, *args, **options):
+        """(the child's answer, None), or (None, the failure) when the student's code failed: each property of
+        the case then reports that failure."""
+        try:
+            return self.call(target, *args, **options), None
+        except AssertionError as failure:
+            return None, failure
+
     @contextlib.contextmanager
     def case(self, prop: str, label: str) -> Iterator[None]:
         """One case of property `prop`: it passes when the block finishes without an AssertionError."""

@@ -267,13 +267,10 @@ def check_softmax(j: Judgement, props: list[str], batch, n_q, n_k, dtype, is_cau
     s = s.to(dtype)
     scale = j.rng.uniform(0.1, 1.0)
     what = f"fused_scale_mask_softmax(S {batch}×{n_q}×{n_k} {str(dtype).removeprefix('torch.')}, is_causal={is_causal})"
-    try:
-        answer = j.call(RUN, "fused_scale_mask_softmax", ["S"], "P", s, scale, is_causal)
-    except AssertionError as failure:
-        answer, failed = None, failure
+    answer, failed = j.attempt(RUN, "fused_scale_mask_softmax", ["S"], "P", s, scale, is_causal)
     for prop in props:
         with j.case(prop, what):
-            if answer is None:
+            if failed is not None:
                 raise failed
             out, (reads,), _, writes, stats = answer.result
             if prop == TRAFFIC:

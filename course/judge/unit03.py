@@ -75,16 +75,12 @@ def check_matmul(j: Judgement, props: list[str], m, n, k, blocks, dtype) -> None
     a, b = j.randn(m, k, dtype=dtype), j.randn(k, n, dtype=dtype)
     block_m, block_n, block_k = blocks
     what = f"tiled_matmul(A {m}×{k}, B {k}×{n} {str(dtype).removeprefix('torch.')}, {block_m}, {block_n}, {block_k})"
-    try:
-        answer, failed = (
-            j.call(RUN, "tiled_matmul", ["A", "B"], ["C", [m, n]], a, b, block_m, block_n, block_k),
-            None,
-        )
-    except AssertionError as failure:
-        answer, failed = None, failure
+    answer, failed = j.attempt(
+        RUN, "tiled_matmul", ["A", "B"], ["C", [m, n]], a, b, block_m, block_n, block_k
+    )
     for prop in props:
         with j.case(prop, what):
-            if answer is None:
+            if failed is not None:
                 raise failed
             c, (reads_a, reads_b), reads_c, writes_c, stats = answer.result
             if prop == TRAFFIC:

@@ -127,14 +127,6 @@ def close_with_infinities(
     j.close(got[~empty], expected[~empty], what, atol=atol, rtol=rtol)
 
 
-def counted_call(j: Judgement, *args):
-    """(answer, None), or (None, the failure) when the student's code raised: each property reports it."""
-    try:
-        return j.call(RUN, *args), None
-    except AssertionError as error:
-        return None, error
-
-
 def check_reads(j: Judgement, reads, first, second, widths, block: int, times: int, what: str) -> None:
     """Every element read `times` times, in reads of at most `block` columns; two sweeps in order per row."""
     low, high = int(reads.min()), int(reads.max())
@@ -160,7 +152,7 @@ def check_reads(j: Judgement, reads, first, second, widths, block: int, times: i
 
 def softmax_case(j: Judgement, props: list[str], x: torch.Tensor, block: int) -> None:
     what = f"online_softmax(x {tuple(x.shape)} {name(x.dtype)}, block_size={block})"
-    answer, failure = counted_call(j, "online_softmax", 0, x, block)
+    answer, failure = j.attempt(RUN, "online_softmax", 0, x, block)
     for prop in props:
         with j.case(prop, what):
             if failure is not None:
@@ -376,7 +368,7 @@ def weighted_case(
         f"online_softmax_weighted_sum(scores {tuple(scores.shape)}, values {tuple(values.shape)} "
         f"{name(values.dtype)}, block_size={block})"
     )
-    answer, failure = counted_call(j, "online_softmax_weighted_sum", 0, scores, values, block)
+    answer, failure = j.attempt(RUN, "online_softmax_weighted_sum", 0, scores, values, block)
     expected_out, expected_lse = weighted_sum64(scores, values)
     for prop in props:
         with j.case(prop, what):

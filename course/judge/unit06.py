@@ -193,16 +193,13 @@ def autograd_function(j: Judgement) -> None:
         q, k, v = qkv(j, batch, n_q, n_k, d)
         d_out = j.randn(batch, n_q, d)
         what = label("FlashAttentionPyTorch.apply", batch, n_q, n_k, d, torch.float32, is_causal)
-        try:
-            answer = j.call(
-                "FlashAttentionPyTorch.apply", q, k, v, is_causal, grad=d_out, requires_grad=(0, 1, 2)
-            )
-        except AssertionError as failure:
-            answer, failed = None, failure
+        answer, failed = j.attempt(
+            "FlashAttentionPyTorch.apply", q, k, v, is_causal, grad=d_out, requires_grad=(0, 1, 2)
+        )
         props = [LINEAR] if n_q == n_k == n else [FORWARD, CONTRACT, GRADIENTS]
         for prop in props:
             with j.case(prop, what):
-                if answer is None:
+                if failed is not None:
                     raise failed
                 (out,) = j.tensors(answer.result, 1, what)
                 ref_out, ref_lse = grading.reference_attention(q, k, v, is_causal=is_causal)

@@ -112,16 +112,13 @@ def check_workload(j: Judgement, props, warmup: int, reps: int, first: float | N
     timed = timed_durations(j, reps)
     durations = [first] * warmup + timed if first is not None else timed[:warmup] + timed
     what = f"benchmark(workload, warmup={warmup}, reps={reps})"
-    try:
-        answer, calls = j.call(ENTRY + "benchmark_workload", "benchmark", warmup, reps, durations).result
-        failure = None
-    except AssertionError as error:
-        answer, calls, failure = None, 0, error
+    reply, failure = j.attempt(ENTRY + "benchmark_workload", "benchmark", warmup, reps, durations)
     q1, _, q3 = statistics.quantiles(timed, n=4, method="inclusive")
     for prop in props:
         with j.case(prop, what):
             if failure is not None:
                 raise failure
+            answer, calls = reply.result
             median, spread = answer_pair(j, what, answer)
             if prop in (MEDIAN, WARMUP):
                 expect_seconds(j, what, "median", median, statistics.median(timed))
@@ -203,11 +200,7 @@ def check_autocast(j: Judgement, props, kind: str, sizes: list[int], dtype) -> N
         y = torch.randint(sizes[1], (x.shape[0],), generator=j.generator)
     state = [p.detach().clone() for p in model.parameters()]
     what = f"autocast_dtypes({kind}{tuple(sizes)}, x={tuple(x.shape)}, {dtype}) on {device.type}"
-    try:
-        answer = j.call(ENTRY + "autocast_table", "autocast_dtypes", kind, sizes, dtype, x, y, *state).result
-        failure = None
-    except AssertionError as error:
-        answer, failure = None, error
+    reply, failure = j.attempt(ENTRY + "autocast_table", "autocast_dtypes", kind, sizes, dtype, x, y, *state)
     expected = dtype_names(reference.autocast_dtypes(model.to(device), x.to(device), y.to(device), dtype))
     for prop in props:
         keys = (
@@ -216,6 +209,7 @@ def check_autocast(j: Judgement, props, kind: str, sizes: list[int], dtype) -> N
         with j.case(prop, what):
             if failure is not None:
                 raise failure
+            answer = reply.result
             j.expect(
                 isinstance(answer, dict),
                 f"{what} 应返回 dict，得到 {answer!r}",

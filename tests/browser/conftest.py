@@ -29,10 +29,8 @@ def lab(tmp_path_factory):
 @pytest.fixture(scope="module")
 def browser(lab):
     """Headless Chromium from Debian (never a Playwright download)."""
-    sync_api = pytest.importorskip(
-        "playwright.sync_api",
-        reason="浏览器测试已跳过：没有安装 playwright 包 / browser suite skipped: the playwright package is not installed",
-    )
+    from playwright import sync_api  # the test module skips itself where Playwright is missing
+
     sync_api.expect.set_options(timeout=EXPECT_TIMEOUT_MS)
     with sync_api.sync_playwright() as playwright:
         chromium = playwright.chromium.launch(executable_path=chromium_executable(), headless=True)
