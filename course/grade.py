@@ -232,6 +232,9 @@ def grade_pair(
         if judged:
             row.seconds[f"{nb}/judge"] = judged.get("seconds", 0.0)
             row.seconds.update({f"{nb}/{gid}": s for gid, s in judged.get("cell_seconds", {}).items()})
+            row.seconds.update(
+                {f"{nb}/{gid}/self-check": s for gid, s in judged.get("selfcheck_seconds", {}).items()}
+            )
             row.sandboxes.add(judged["sandbox"])
         row.flags += [f"{nb}: {reason}" for reason in judged.get("reasons", [])]
         if entry["status"] != "graded":

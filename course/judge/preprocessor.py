@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import time
+from datetime import datetime
 from pathlib import Path
 
 import nbformat
@@ -40,6 +41,17 @@ def kernel_summary(cell) -> tuple[bool, str]:
             f" ({errors[0].get('ename', '')}: {str(errors[0].get('evalue', ''))[:200]})"
         )
     return True, bilingual("笔记本中的自检：通过", "self-check in the notebook: passed")
+
+
+def notebook_seconds(cell) -> float | None:
+    """Seconds the notebook's kernel spent in `cell` (its visible self-check), from nbclient's timestamps."""
+    timing = cell.get("metadata", {}).get("execution", {})
+    try:
+        started = datetime.fromisoformat(timing["iopub.execute_input"].replace("Z", "+00:00"))
+        ended = datetime.fromisoformat(timing["shell.execute_reply"].replace("Z", "+00:00"))
+    except (KeyError, TypeError, ValueError):
+        return None
+    return round((ended - started).total_seconds(), 1)
 
 
 def stream(text: str):
@@ -113,7 +125,7 @@ def judge_notebook(nb, unit: Unit, student: str, salt: str, requested_sandbox: s
     on_gpu = utils.mode().is_gpu
     settings = {"banned": unit.banned, "ban_fused_attention": True}
     child = Child(source, settings, mechanism)
-    scores, seeds, selfchecks, cell_seconds = {}, {}, {}, {}
+    scores, seeds, selfchecks, cell_seconds, selfcheck_seconds = {}, {}, {}, {}, {}
     try:
         for cell in nb.cells:
             grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
@@ -124,6 +136,8 @@ def judge_notebook(nb, unit: Unit, student: str, salt: str, requested_sandbox: s
             seeds[grade_id] = seed_for(salt, student, unit.notebook, grade_id)
             kernel_passed, kernel_line = kernel_summary(cell)
             selfchecks[grade_id] = kernel_passed
+            if (seconds := notebook_seconds(cell)) is not None:
+                selfcheck_seconds[grade_id] = seconds
             points = points_of(cell)
             judged = True
             if uses_library:
@@ -159,4 +173,5 @@ def judge_notebook(nb, unit: Unit, student: str, salt: str, requested_sandbox: s
         "reasons": reasons,
         "selfchecks": selfchecks,
         "cell_seconds": cell_seconds,
+        "selfcheck_seconds": selfcheck_seconds,
     }
