@@ -38,25 +38,55 @@ class SavesContract(torch.autograd.Function):
         return None, None, None
 
 
+@pytest.fixture(params=[1024, 5], ids=["one block", "blocks of 5 rows"])
+def reference_rows(request, monkeypatch):
+    """The float64 references computed in one block of query rows, and in many (the last one short)."""
+    monkeypatch.setattr(grading, "REFERENCE_ROWS", request.param)
+
+
 @pytest.mark.parametrize("is_causal", [False, True])
-def test_reference_matches_naive_and_logsumexp(is_causal):
-    q, k, v = grading.random_qkv((2, 3), 19, 23, 16, requires_grad=False)
+@pytest.mark.parametrize("n_q, n_k", [(19, 23), (23, 19)])
+def test_reference_matches_naive_and_logsumexp(is_causal, n_q, n_k, reference_rows):
+    q, k, v = grading.random_qkv((2, 3), n_q, n_k, 16, requires_grad=False)
     out, lse = grading.reference_attention(q, k, v, is_causal)
+    assert out.dtype == lse.dtype == torch.float64 and out.device == q.device
     grading.assert_close(naive_attention(q, k, v, is_causal), out, "O", atol=1e-5, rtol=1e-5)
     scores = (q.double() @ k.double().transpose(-2, -1)) / 4.0
     if is_causal:
-        scores = scores.masked_fill(torch.ones(19, 23).triu(1).bool(), float("-inf"))
+        scores = scores.masked_fill(torch.ones(n_q, n_k).triu(1).bool(), float("-inf"))
     torch.testing.assert_close(lse, torch.logsumexp(scores, -1))
 
 
-def test_reference_gradients_match_autograd_on_naive():
-    q, k, v = grading.random_qkv(2, 9, 14, 16, dtype=torch.float64)
-    grad = torch.randn(2, 9, 16, dtype=torch.float64)
-    naive_attention(q, k, v, is_causal=True).backward(grad)
+@pytest.mark.parametrize("is_causal", [False, True])
+@pytest.mark.parametrize("n_q, n_k", [(9, 14), (14, 9)])
+def test_reference_gradients_match_autograd_on_naive(is_causal, n_q, n_k, reference_rows):
+    q, k, v = grading.random_qkv(2, n_q, n_k, 16, dtype=torch.float64)
+    grad = torch.randn(2, n_q, 16, dtype=torch.float64)
+    naive_attention(q, k, v, is_causal=is_causal).backward(grad)
     for mine, theirs in zip(
-        grading.reference_gradients(q, k, v, grad, is_causal=True), (q.grad, k.grad, v.grad), strict=True
+        grading.reference_gradients(q, k, v, grad, is_causal=is_causal), (q.grad, k.grad, v.grad), strict=True
     ):
         torch.testing.assert_close(mine, theirs)
+
+
+def test_reference_gradients_take_a_broadcast_upstream_gradient():
+    q, k, v = grading.random_qkv(1, 6, 7, 16, dtype=torch.float64)
+    grad = torch.randn(1, 6, 1, dtype=torch.float64)
+    naive_attention(q, k, v).backward(grad.expand(1, 6, 16))
+    for mine, theirs in zip(
+        grading.reference_gradients(q, k, v, grad.expand(1, 6, 16)), (q.grad, k.grad, v.grad), strict=True
+    ):
+        torch.testing.assert_close(mine, theirs)
+
+
+@pytest.mark.gpu
+def test_references_of_cpu_inputs_run_on_the_gpu_and_come_back():
+    """The judge's inputs live on the CPU; on a GPU host its float64 references run on the GPU."""
+    q, k, v = grading.random_qkv(1, 300, 257, 64, dtype=torch.float64, device="cpu")
+    torch.cuda.reset_peak_memory_stats()
+    out, _ = grading.reference_attention(q, k, v, is_causal=True)
+    assert out.device.type == "cpu" and torch.cuda.max_memory_allocated() > 300 * 257 * 8
+    torch.testing.assert_close(out, naive_attention(q, k, v, is_causal=True))
 
 
 def test_assert_close_reports_shape_nan_and_value_errors():

@@ -70,8 +70,9 @@ def default_scale(q: torch.Tensor, scale: float | None) -> float:
     return q.shape[-1] ** -0.5 if scale is None else float(scale)
 
 
-def causal_mask(n_q: int, n_k: int, device) -> torch.Tensor:
-    """Boolean (n_q, n_k) mask, True where query i may attend to key j (j <= i, top-left aligned)."""
-    rows = torch.arange(n_q, device=device)[:, None]
+def causal_mask(n_q: int, n_k: int, device, first_row: int = 0) -> torch.Tensor:
+    """Boolean (n_q, n_k) mask, True where query i may attend to key j (j <= i, top-left aligned); the rows
+    are queries first_row, first_row + 1, …"""
+    rows = torch.arange(first_row, first_row + n_q, device=device)[:, None]
     cols = torch.arange(n_k, device=device)[None, :]
     return cols <= rows
