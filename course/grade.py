@@ -251,17 +251,34 @@ def grade_pairs(
     log: Path,
     settings: Round = Round(),
 ) -> list[Row]:
-    """Grade the pairs, `jobs` at a time, each in its scratch folder, merging each into the course's gradebook
-    as it finishes; rows come back in the order of `pairs`."""
-    log_lock, merge_lock = threading.Lock(), threading.Lock()
+    """Grade the pairs, `jobs` at a time, each in its scratch folder, merging them into the course's gradebook
+    as they finish; rows come back in the order of `pairs`.
+
+    Merges run one at a time: pairs that finish while a merge runs wait, then go into the course's gradebook
+    together, in one merge (a class that finishes all at once would otherwise queue one merge, seconds each,
+    per pair)."""
+    log_lock, merge_lock, waiting_lock = threading.Lock(), threading.Lock(), threading.Lock()
+    waiting: list[tuple[Row, Path]] = []
     threads = max(1, cpu_count() // jobs)  # torch's CPU threads per job: concurrent jobs share the cores
+
+    def merge_waiting() -> None:
+        with merge_lock:
+            with waiting_lock:
+                batch = waiting[:]
+                waiting.clear()
+            if not batch:
+                return  # merged by the pair that held the lock before
+            rows, folders = [row for row, _ in batch], [folder for _, folder in batch]
+            merge_gradebooks(course, rows, folders, folders[0] / "grading.log")
+            for row in rows:
+                if "" not in row.problems:
+                    save_progress(course, row)
 
     def one(student: str, unit: str, folder: Path) -> Row:
         row = grade_pair(course, student, unit, timeout, folder, threads, settings)
-        with merge_lock:
-            merge_gradebooks(course, [row], [folder], folder / "grading.log")
-            if "" not in row.problems:
-                save_progress(course, row)
+        with waiting_lock:
+            waiting.append((row, folder))
+        merge_waiting()
         with log_lock, log.open("a", encoding="utf-8") as out:
             out.write(f"######## {student}/{unit}\n{(folder / 'grading.log').read_text(encoding='utf-8')}")
         return row

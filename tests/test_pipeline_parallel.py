@@ -3,6 +3,7 @@ gradebook of a sequential run (each pair graded against a private gradebook, the
 student stays isolated, and a parallel re-run is idempotent."""
 
 import shutil
+import time
 
 import pytest
 from nbgrader.api import Gradebook
@@ -140,3 +141,26 @@ def test_concurrent_jobs_share_the_cores_unless_the_user_chose_a_thread_count(mo
     assert "OMP_NUM_THREADS" not in worker_env()
     monkeypatch.setenv("OMP_NUM_THREADS", "5")
     assert worker_env(3)["OMP_NUM_THREADS"] == "5"
+
+
+def test_pairs_that_finish_during_a_merge_go_in_together(monkeypatch, tmp_path):
+    """A class that finishes at once queues no merge per pair: those that finish while one merge runs share
+    the next; each pair is merged exactly once and rows keep the order of the pairs."""
+    merged = []
+
+    def slow_merge(course, rows, folders, log):
+        merged.append([row.student for row in rows])
+        time.sleep(0.5)
+
+    monkeypatch.setattr(grade, "grade_pair", lambda course, student, unit, *_: grade.Row(student, unit, 1.0))
+    monkeypatch.setattr(grade, "merge_gradebooks", slow_merge)
+    monkeypatch.setattr(grade, "save_progress", lambda course, row: None)
+    students = [f"s{i}" for i in range(8)]
+    folders = [tmp_path / s for s in students]
+    for folder in folders:
+        folder.mkdir()
+        (folder / "grading.log").write_text("", encoding="utf-8")
+    rows = grade.grade_pairs(None, [(s, UNIT) for s in students], folders, 60, 8, tmp_path / "grading.log")
+    assert [row.student for row in rows] == students
+    assert sorted(s for batch in merged for s in batch) == students
+    assert len(merged) <= 3, merged
