@@ -1,6 +1,8 @@
 """The judge: plain-data tensors, the scan, the sandbox, the child's failures, seeds and unit 06's verdicts."""
 
+import dataclasses
 import os
+import shutil
 import subprocess
 import sys
 
@@ -200,8 +202,22 @@ def test_an_error_names_the_students_line_and_a_ban_holds_for_aliases():
         child.close()
 
 
-def judge(nb, student="alice", salt="salt") -> dict:
-    return preprocessor.judge_notebook(nb, units.UNITS[UNIT06.name], student, salt, "auto")
+def test_children_given_one_triton_cache_share_it(tmp_path):
+    body = "def write(name):\n    folder = os.environ['TRITON_CACHE_DIR']\n    open(os.path.join(folder, name), 'w').write('compiled')\n    return folder"
+    cache = sandbox.shared_folder("course-triton-test-")
+    children = [Child(student_module(body), {}, sandbox.probe()[0], triton_cache=cache) for _ in range(2)]
+    try:
+        assert [c.call("write", f"k{i}").result for i, c in enumerate(children)] == [str(cache)] * 2
+        assert sorted(p.name for p in cache.iterdir()) == ["k0", "k1"]
+    finally:
+        for child in children:
+            child.close()
+        shutil.rmtree(cache)
+
+
+def judge(nb, student="alice", salt="salt", parallel_cells=1) -> dict:
+    unit = dataclasses.replace(units.UNITS[UNIT06.name], parallel_cells=parallel_cells)
+    return preprocessor.judge_notebook(nb, unit, student, salt, "auto")
 
 
 def test_unit06_solution_earns_full_marks_and_the_same_scores_again():
@@ -209,8 +225,9 @@ def test_unit06_solution_earns_full_marks_and_the_same_scores_again():
     first = judge(nb)
     assert all(score == points for score, points in first["scores"].values()), first
     assert first["flagged"] is False and first["sandbox"] == sandbox.probe()[0]
-    again = judge(notebooks.read(UNIT06))
+    again = judge(notebooks.read(UNIT06), parallel_cells=3)  # cells at once, each in its own child
     assert again["scores"] == first["scores"] and again["seeds"] == first["seeds"]
+    assert list(again["scores"]) == list(first["scores"])
     assert judge(notebooks.read(UNIT06), student="bob")["seeds"] != first["seeds"]
 
 
@@ -230,6 +247,8 @@ def test_unit06_partial_credit_and_the_flag_for_a_self_check_that_lied():
     summary = judge(nb)  # no kernel ran, so every self-check "passed" in the notebook: a lie the judge flags
     assert summary["scores"]["test_forward"][0] == 0 and summary["flagged"]
     assert any("test_forward" in reason for reason in summary["reasons"])
+    fresh = notebooks.with_cell(notebooks.read(UNIT06), "fa_forward", zeros)  # judging replaced nb's outputs
+    assert judge(fresh, parallel_cells=3)["reasons"] == summary["reasons"]
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="namespaces are Linux's")

@@ -81,8 +81,16 @@ def read_plain(path: Path, limit: int) -> bytes:
 class Child:
     """A sandboxed `utils.judged_run` process over one student module, restarted after a crash or timeout."""
 
-    def __init__(self, module_source: str, settings: dict, mechanism: str, extra_hidden: list[Path] = ()):
+    def __init__(
+        self,
+        module_source: str,
+        settings: dict,
+        mechanism: str,
+        extra_hidden: list[Path] = (),
+        triton_cache: Path | None = None,
+    ):
         self.work = sandbox.workspace()
+        self.triton_cache = triton_cache
         (self.work / "in").mkdir()
         (self.work / "student_code.py").write_text(module_source, encoding="utf-8")
         self.settings, self.mechanism, self.extra_hidden = settings, mechanism, list(extra_hidden)
@@ -96,6 +104,7 @@ class Child:
             self.work,
             self.mechanism,
             self.extra_hidden,
+            triton_cache=self.triton_cache,
         )
         self.log = open(self.work / "child.log", "ab")  # noqa: SIM115 (closed in stop)
         self.process = subprocess.Popen(

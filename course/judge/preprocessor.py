@@ -12,7 +12,10 @@ credit, an error for zero (nbgrader's own rule). What the notebook's kernel prin
 from __future__ import annotations
 
 import json
+import shutil
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from pathlib import Path
 
@@ -124,54 +127,77 @@ def judge_notebook(nb, unit: Unit, student: str, salt: str, requested_sandbox: s
     reasons += [f"{gid}: {FLAG_ALTERED}" for gid in nb.metadata.get(restore.ALTERED, [])]
     on_gpu = utils.mode().is_gpu
     settings = {"banned": unit.banned, "ban_fused_attention": True}
-    child = Child(source, settings, mechanism)
-    scores, seeds, selfchecks, cell_seconds, selfcheck_seconds = {}, {}, {}, {}, {}
-    try:
-        for cell in nb.cells:
-            grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
-            if grade_id not in unit.cells or not cell.metadata["nbgrader"].get("grade"):
-                continue
+    cells = [
+        cell
+        for cell in nb.cells
+        if cell.get("metadata", {}).get("nbgrader", {}).get("grade_id") in unit.cells
+        and cell.metadata["nbgrader"].get("grade")
+    ]
+    triton_cache = sandbox.shared_folder("course-triton-")
+    children, children_lock, mine = [], threading.Lock(), threading.local()
+
+    def child() -> Child:
+        """This thread's child (one per thread; the children of a notebook share one Triton cache)."""
+        if not hasattr(mine, "child"):
+            mine.child = Child(source, settings, mechanism, triton_cache=triton_cache)
+            with children_lock:
+                children.append(mine.child)
+        return mine.child
+
+    def judge_one(cell) -> dict:
+        grade_id = cell.metadata["nbgrader"]["grade_id"]
+        started = time.monotonic()
+        seed = seed_for(salt, student, unit.notebook, grade_id)
+        kernel_passed, kernel_line = kernel_summary(cell)
+        points, judged, flag = points_of(cell), True, None
+        if uses_library:
+            score = 0.0
+            report = "\n".join(
+                [
+                    bilingual(
+                        "评审：调用了库或课程的注意力实现，不得分",
+                        "judge: calls library or course attention; no credit",
+                    )
+                ]
+                + [f"  {f}" for f in uses_library]
+            )
+        else:
             judge = unit.cells[grade_id]
-            started = time.monotonic()
-            seeds[grade_id] = seed_for(salt, student, unit.notebook, grade_id)
-            kernel_passed, kernel_line = kernel_summary(cell)
-            selfchecks[grade_id] = kernel_passed
-            if (seconds := notebook_seconds(cell)) is not None:
-                selfcheck_seconds[grade_id] = seconds
-            points = points_of(cell)
-            judged = True
-            if uses_library:
-                score = 0.0
-                report = "\n".join(
-                    [
-                        bilingual(
-                            "评审：调用了库或课程的注意力实现，不得分",
-                            "judge: calls library or course attention; no credit",
-                        )
-                    ]
-                    + [f"  {f}" for f in uses_library]
-                )
-            else:
-                judgement = judge_cell(judge, child, seeds[grade_id], on_gpu)
-                judged = bool(judgement.judged_properties())
-                score = round(points * judgement.share(), 2)
-                report = judgement.report(points, score)
-                judged_selfcheck = judge.selfcheck in judgement.judged_properties()
-                if kernel_passed and judged_selfcheck and not judgement.passed(judge.selfcheck):
-                    reasons.append(f"{grade_id}: {FLAG_SELFCHECK}")
-            header = f"{kernel_line}\n{bilingual('种子', 'seed')} {seeds[grade_id]} · sandbox {mechanism}"
-            cell.outputs = verdict_outputs(f"{header}\n{report}", score, points, judged=judged)
-            scores[grade_id] = [score, points]
-            cell_seconds[grade_id] = round(time.monotonic() - started, 1)
+            judgement = judge_cell(judge, child(), seed, on_gpu)
+            judged = bool(judgement.judged_properties())
+            score = round(points * judgement.share(), 2)
+            report = judgement.report(points, score)
+            judged_selfcheck = judge.selfcheck in judgement.judged_properties()
+            if kernel_passed and judged_selfcheck and not judgement.passed(judge.selfcheck):
+                flag = f"{grade_id}: {FLAG_SELFCHECK}"
+        header = f"{kernel_line}\n{bilingual('种子', 'seed')} {seed} · sandbox {mechanism}"
+        return {
+            "outputs": verdict_outputs(f"{header}\n{report}", score, points, judged=judged),
+            "seed": seed,
+            "selfcheck": kernel_passed,
+            "selfcheck_seconds": notebook_seconds(cell),
+            "score": [score, points],
+            "flag": flag,
+            "seconds": round(time.monotonic() - started, 1),
+        }
+
+    try:
+        with ThreadPoolExecutor(unit.parallel_cells) as pool:
+            verdicts = list(pool.map(judge_one, cells))
     finally:
-        child.close()
-    return {
-        "scores": scores,
-        "seeds": seeds,
-        "sandbox": mechanism,
-        "flagged": bool(reasons),
-        "reasons": reasons,
-        "selfchecks": selfchecks,
-        "cell_seconds": cell_seconds,
-        "selfcheck_seconds": selfcheck_seconds,
-    }
+        for each in children:
+            each.close()
+        shutil.rmtree(triton_cache, ignore_errors=True)
+    summary = {"scores": {}, "seeds": {}, "selfchecks": {}, "cell_seconds": {}, "selfcheck_seconds": {}}
+    for cell, verdict in zip(cells, verdicts, strict=True):
+        grade_id = cell.metadata["nbgrader"]["grade_id"]
+        cell.outputs = verdict["outputs"]
+        summary["scores"][grade_id] = verdict["score"]
+        summary["seeds"][grade_id] = verdict["seed"]
+        summary["selfchecks"][grade_id] = verdict["selfcheck"]
+        summary["cell_seconds"][grade_id] = verdict["seconds"]
+        if verdict["selfcheck_seconds"] is not None:
+            summary["selfcheck_seconds"][grade_id] = verdict["selfcheck_seconds"]
+        if verdict["flag"]:
+            reasons.append(verdict["flag"])
+    return {**summary, "sandbox": mechanism, "flagged": bool(reasons), "reasons": reasons}

@@ -63,14 +63,16 @@ def python_paths() -> list[Path]:
     return [p for p in found if not _inside(p, ROOT) or _inside(p, prefix)]
 
 
-def kept_paths(hidden: list[Path], workdir: Path) -> list[Path]:
-    """What is bound back under the hidden folders: the parts of the environment there, and the work folder."""
+def kept_paths(hidden: list[Path], workdir: Path, shared: Path | None = None) -> list[Path]:
+    """What is bound back under the hidden folders: the parts of the environment there, the work folder and a
+    shared folder."""
     keep = [p for p in python_paths() if any(_inside(p, h) and p != h for h in hidden)]
-    return _outermost([*keep, workdir.resolve()])
+    return _outermost([*keep, workdir.resolve(), *([shared.resolve()] if shared else [])])
 
 
-def child_env(workdir: Path, home: Path) -> dict[str, str]:
-    """A small environment: no secrets of the grader's, the student utils first on the path."""
+def child_env(workdir: Path, home: Path, triton_cache: Path | None = None) -> dict[str, str]:
+    """A small environment: no secrets of the grader's, the student utils first on the path; Triton's cache in
+    `triton_cache` when given (shared by one student's processes), else in the home folder."""
     env = {key: os.environ[key] for key in PASSED_ENV if key in os.environ}
     extra = [
         p
@@ -85,11 +87,18 @@ def child_env(workdir: Path, home: Path) -> dict[str, str]:
         PYTHONNOUSERSITE="1",
         PYTHONDONTWRITEBYTECODE="1",
         PYTHONUNBUFFERED="1",
-        TRITON_CACHE_DIR=str(home / ".triton"),
+        TRITON_CACHE_DIR=str(triton_cache or home / ".triton"),
         MPLCONFIGDIR=str(home / ".matplotlib"),
         TQDM_DISABLE="1",
     )
     return env
+
+
+def shared_folder(prefix: str) -> Path:
+    """A folder that several sandboxed processes of one student write (e.g. their Triton cache)."""
+    folder = Path(tempfile.mkdtemp(prefix=prefix))
+    folder.chmod(0o777)
+    return folder
 
 
 def workspace(prefix: str = "course-judge-") -> Path:
@@ -104,18 +113,23 @@ def workspace(prefix: str = "course-judge-") -> Path:
 
 
 def command(
-    argv: list[str], workdir: Path, mechanism: str, extra_hidden: list[Path] = (), cwd: Path | None = None
+    argv: list[str],
+    workdir: Path,
+    mechanism: str,
+    extra_hidden: list[Path] = (),
+    cwd: Path | None = None,
+    triton_cache: Path | None = None,
 ) -> tuple[list[str], dict]:
     """(command, environment) that runs `argv` under `mechanism` with the working copy `workdir`, in `cwd`
-    (default: the working copy)."""
-    env = child_env(workdir, workdir / "home")
+    (default: the working copy), writing Triton's cache to `triton_cache` if given."""
+    env = child_env(workdir, workdir / "home", triton_cache)
     if mechanism == "none":
         return argv, env
     hidden = hidden_paths(list(extra_hidden))
     privileged = os.geteuid() == 0
     spec = {
         "hide": {str(p): "1777" if p == temp_folder() else "755" for p in hidden},
-        "keep": [str(p) for p in kept_paths(hidden, workdir)],
+        "keep": [str(p) for p in kept_paths(hidden, workdir, triton_cache)],
         "argv": argv,
         "env": env,
         "cwd": str(cwd or workdir),
