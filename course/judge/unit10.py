@@ -31,7 +31,8 @@ from utils.triton_checks import ATTENTION_OPS
 UNIT = Unit(
     "hopper.ipynb",
     student_cells=["hopper_kernel", "hopper_launch"],
-    preamble=triton_calls.preamble("utils.checks_hopper", "utils.hopper"),
+    preamble=triton_calls.preamble("utils.checks_hopper", "utils.hopper")
+    + "\nfrom triton.tools.tensor_descriptor import TensorDescriptor",
     banned=[*triton_calls.BANNED, "utils.checks_flash_triton:reference_attention"],
     suspicious={"numpy": "NumPy (work outside PyTorch and the kernels is not seen)"},
 )

@@ -51,9 +51,7 @@ GPU_CONFIGS = [
     _config(128, 64, 4, 3),
     _config(128, 64, 8, 3),
     _config(128, 128, 8, 2),
-    _config(128, 128, 8, 3),
     _config(128, 64, 4, 4),
-    _config(64, 64, 4, 3),
 ]
 INTERPRETER_CONFIGS = [_config(32, 16, 1, 1)]
 
