@@ -30,7 +30,11 @@ TARGET = {"median_vs_cudnn": 1.0, "floor_vs_cudnn": 0.85, "median_vs_unit08": 1.
 
 def ratios(records: list[dict], peer: str) -> dict[tuple, list[float]]:
     """{(mode, d, causal): [hopper TFLOP/s / peer TFLOP/s at each N where both ran correctly]}."""
-    speed = {(r["name"], r["mode"], r["d"], r["causal"], r["n"]): r["tflops"] for r in records if r["status"] == "ok"}
+    speed = {
+        (r["name"], r["mode"], r["d"], r["causal"], r["n"]): r["tflops"]
+        for r in records
+        if r["status"] == "ok"
+    }
     out: dict[tuple, list[float]] = {}
     for (name, mode, d, causal, n), tflops in speed.items():
         theirs = speed.get((peer, mode, d, causal, n))
@@ -81,7 +85,12 @@ def main(argv: list[str] | None = None) -> int:
         rows += panels(results["records"], dtype)
         wrong += [r for r in results["records"] if r["status"] in ("wrong", "error")]
         print(f"{dtype}: {time.perf_counter() - start:.0f} s", flush=True)
-    summary = {"target": TARGET, "panels": rows, "wrong_or_error": wrong, "seconds": time.perf_counter() - start}
+    summary = {
+        "target": TARGET,
+        "panels": rows,
+        "wrong_or_error": wrong,
+        "seconds": time.perf_counter() - start,
+    }
     (args.out / "hopper_check.json").write_text(json.dumps(summary, indent=2), encoding="utf-8")
     for r in rows:
         print(

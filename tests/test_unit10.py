@@ -209,7 +209,9 @@ def test_the_schedules_overlap_without_double_booking_a_unit():
             (s, s + w) for bars in rows.values() for s, w, kind in bars if kind == "gemm"
         )  # the tensor cores run one GEMM at a time
         assert len(gemms) == 2 * tiles
-        assert all(a_end <= b_start + 1e-9 for (_, a_end), (b_start, _) in zip(gemms, gemms[1:], strict=False))
+        assert all(
+            a_end <= b_start + 1e-9 for (_, a_end), (b_start, _) in zip(gemms, gemms[1:], strict=False)
+        )
     for bars in hopper_plots.intra_warpgroup_schedule(tiles).values():
         spans = _busy(bars)
         assert all(a[1] <= b[0] + 1e-9 for a, b in zip(spans, spans[1:], strict=False))

@@ -79,7 +79,10 @@ def path() -> Path:
         )
     return Path(
         "hopper",
-        bilingual(f"sm{cap[0]}{cap[1]}：张量描述符（TMA）+ 持久网格", f"sm{cap[0]}{cap[1]}: tensor descriptors (TMA) + persistent grid"),
+        bilingual(
+            f"sm{cap[0]}{cap[1]}：张量描述符（TMA）+ 持久网格",
+            f"sm{cap[0]}{cap[1]}: tensor descriptors (TMA) + persistent grid",
+        ),
     )
 
 

@@ -24,7 +24,7 @@ def fa2_schedule(tiles: int) -> dict[str, list[tuple[float, float, str]]]:
     """One warpgroup does everything in order: load, S = QKᵀ, softmax, O += PV; the tensor cores wait."""
     t, row = 0.0, []
     for _ in range(tiles):
-        for step, kind in (("load", "load"), ("S", "gemm"), ("softmax", "softmax"), ("PV", "gemm")):
+        for kind in ("load", "gemm", "softmax", "gemm"):  # load K/V, S = QKᵀ, softmax, O += PV
             row.append((t, SCHEDULE_UNITS[kind], kind))
             t += SCHEDULE_UNITS[kind]
     return {text("线程束组", "warpgroup"): row}
@@ -78,7 +78,7 @@ def plot_schedules(tiles: int = 4):
     end = 0.0
     for ax, (schedule, title) in zip(grid, panels, strict=True):
         rows = schedule(tiles)
-        for y, (name, bars) in enumerate(rows.items()):
+        for y, bars in enumerate(rows.values()):
             for start, width, kind in bars:
                 ax.broken_barh([(start, width * 0.96)], (y - 0.4, 0.8), color=COLOURS[kind])
                 end = max(end, start + width)

@@ -45,7 +45,9 @@ PERSISTENT = (
     "一次启动、Q/K/V/O 经张量描述符、网格不超过 SM 数 · one launch, Q/K/V/O through tensor descriptors, "
     "a grid of at most #SMs"
 )
-SPEED = "前向吞吐量达到单元 08 内核的阈值倍数 · forward throughput reaches the threshold × the unit-08 kernel's"
+SPEED = (
+    "前向吞吐量达到单元 08 内核的阈值倍数 · forward throughput reaches the threshold × the unit-08 kernel's"
+)
 
 
 def dtypes(j: Judgement) -> tuple:

@@ -41,7 +41,10 @@ def _set_block_shapes(nargs) -> None:
 
 def _config(block_q, block_k, warps, stages) -> triton.Config:
     return triton.Config(
-        {"BLOCK_Q": block_q, "BLOCK_K": block_k}, num_warps=warps, num_stages=stages, pre_hook=_set_block_shapes
+        {"BLOCK_Q": block_q, "BLOCK_K": block_k},
+        num_warps=warps,
+        num_stages=stages,
+        pre_hook=_set_block_shapes,
     )
 
 
