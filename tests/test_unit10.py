@@ -259,3 +259,9 @@ def test_gpu_speed_of_the_reference_against_unit08_is_reported(capsys):
             f"ratio {ms_unit08 / ms_hopper:.2f} (threshold {checks_hopper.SPEEDUP_OVER_UNIT08})"
         )
     assert ms_hopper > 0 and ms_unit08 > 0
+
+
+def test_the_reference_refuses_a_scale_it_cannot_fold():
+    q, k, v = grading.random_qkv(1, 20, 20, 64, requires_grad=False)
+    with pytest.raises(ValueError, match="positive"):
+        reference.HopperAttention.apply(q, k, v, False, -0.1)

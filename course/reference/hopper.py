@@ -6,8 +6,8 @@
 - Persistent grid: min(#SMs, #tiles) programs, each looping over tiles t = pid, pid + programs, … .
   Non-causal: tiles run head-major (neighbouring programs share K and V in L2). Causal: the longest query tiles
   first, so short ones fill the gaps at the end.
-- exp2 with the scale folded in (`qk_scale = σ · log2 e`); the causal loop is split into the key tiles every row
-  sees (no mask) and the diagonal and tail tiles (masked).
+- exp2 with the scale folded in (`qk_scale = σ · log2 e`, applied in the exponent's multiply-add, so σ > 0);
+  the causal loop is split into the key tiles every row sees (no mask) and the diagonal and tail tiles (masked).
 - Configs are autotuned per (d, causal, N bucket); each config resets the descriptors' block shapes.
 - `HopperAttention` is differentiable: its backward is the unit-08 backward kernels (`flash_triton`), which take
   the L this forward saves. Where `utils.hopper.path()` says "pointers" (no tensor descriptors in this Triton,
@@ -75,15 +75,15 @@ def _attend(
     """Fold keys [k_start, k_start + BLOCK_K) into the running (acc, row_max, row_sum), in base 2."""
     k = k_desc.load([bh, k_start, 0]).reshape([BLOCK_K, HEAD_DIM])
     v = v_desc.load([bh, k_start, 0]).reshape([BLOCK_K, HEAD_DIM])
-    s = tl.dot(q, tl.trans(k)) * qk_scale
+    s = tl.dot(q, tl.trans(k))  # unscaled: the scale goes into the exponent's multiply-add below
     if MASKED:
         offs_k = k_start + tl.arange(0, BLOCK_K)
         visible = offs_k[None, :] < n_k  # the key tail was read as zeros: hide its scores
         if IS_CAUSAL:
             visible = visible & (offs_k[None, :] <= offs_q[:, None])
         s = tl.where(visible, s, float("-inf"))
-    new_max = tl.maximum(row_max, tl.max(s, 1))  # key 0 is in the first tile visited: finite
-    p = tl.exp2(s - new_max[:, None])
+    new_max = tl.maximum(row_max, tl.max(s, 1) * qk_scale)  # key 0 is in the first tile visited: finite
+    p = tl.exp2(s * qk_scale - new_max[:, None])  # one fused multiply-add per score
     correction = tl.exp2(row_max - new_max)
     row_sum = row_sum * correction + tl.sum(p, 1)
     acc = tl.dot(p.to(v.dtype), v, acc * correction[:, None])
@@ -177,6 +177,10 @@ class HopperAttention(torch.autograd.Function):
     def forward(ctx, q, k, v, is_causal=False, scale=None):
         check_inputs(q, k, v)
         scale = default_scale(q, scale)
+        if scale <= 0:
+            raise ValueError(
+                bilingual(f"缩放因子必须为正，得到 {scale}", f"the scale must be positive, got {scale}")
+            )
         o, lse = hopper_forward(q, k, v, bool(is_causal), scale)
         ctx.save_for_backward(q, k, v, o, lse)
         ctx.is_causal, ctx.scale = bool(is_causal), scale
