@@ -92,18 +92,21 @@ def plot_schedules(tiles: int = 4):
     return fig
 
 
-def plot_tile_owners(owners, programs: int, ax=None):
-    """Which program computed each tile of a persistent grid: `owners[t]` is tile t's program id."""
+def plot_tile_owners(owners, programs: int, shown: int = 40, ax=None):
+    """Which program computed each tile of a persistent grid (`owners[t]` is tile t's program id): the first
+    `shown` tiles as bars labelled with their program."""
     ax = axes(ax)
     owners = [int(o) for o in owners]
-    ax.bar(range(len(owners)), [1] * len(owners), color=[f"C{o % 10}" for o in owners])
-    for tile, owner in enumerate(owners):
+    first = owners[:shown]
+    ax.bar(range(len(first)), [1] * len(first), color=[f"C{o % 10}" for o in first])
+    for tile, owner in enumerate(first):
         ax.text(tile, 0.5, str(owner), ha="center", va="center", fontsize=8)
     ax.set_yticks([])
     ax.set_xlabel(text("分块编号", "tile index"))
     ax.set_title(
-        text(f"持久网格：{programs} 个程序，{len(owners)} 个分块（数字 = 程序编号）",
-             f"persistent grid: {programs} programs, {len(owners)} tiles (number = program id)"),
+        text(f"持久网格：{programs} 个程序，{len(owners)} 个分块（显示前 {len(first)} 个；数字 = 程序编号）",
+             f"persistent grid: {programs} programs, {len(owners)} tiles (first {len(first)} shown; "
+             "number = program id)"),
         fontsize=10,
     )  # fmt: skip
     return ax
