@@ -54,17 +54,23 @@ def dtypes(j: Judgement) -> tuple:
     return (F16, BF16) if j.on_gpu else (F32, F16)
 
 
+def judged_call(j: Judgement, what: str, q, k, v, is_causal) -> tuple:
+    """The child's answer for `hopper_attention(q, k, v, is_causal)`: `utils.judged_triton.run`'s seven values,
+    the launch records and the SM count (`utils.checks_hopper.judged_run`)."""
+    answer = j.call("utils.checks_hopper.judged_run", "hopper_attention", {}, q, k, v, is_causal).result
+    j.expect(
+        isinstance(answer, tuple) and len(answer) == 9,
+        f"{what} 的调用没有返回可读的结果",
+        f"the call of {what} returned nothing readable",
+    )
+    return answer
+
+
 def forward_case(j: Judgement, prop: str, b, n_q, n_k, d, dtype, is_causal) -> None:
     q, k, v = (j.randn(b, n, d, dtype=dtype) for n in (n_q, n_k, n_k))
     what = "hopper_attention " + checks.describe(b, n_q, n_k, d, dtype, is_causal)
     with j.case(prop, what):
-        answer = j.call("utils.checks_hopper.judged_run", "hopper_attention", {}, q, k, v, is_causal).result
-        j.expect(
-            isinstance(answer, tuple) and len(answer) == 9,
-            f"{what} 的调用没有返回可读的结果",
-            f"the call of {what} returned nothing readable",
-        )
-        out, _, launches, _, ops, *_ = answer
+        out, _, launches, _, ops, *_ = judged_call(j, what, q, k, v, is_causal)
         (out,) = j.tensors(out, 1, what)
         kernel_did_the_work(j, what, launches, ops, ATTENTION_OPS)
         same_dtype(j, out, dtype, f"{what}: O")
@@ -76,13 +82,7 @@ def persistent_case(j: Judgement, b, n, d, dtype, is_causal) -> None:
     q, k, v = (j.randn(b, n, d, dtype=dtype) for _ in range(3))
     what = "hopper_attention " + checks.describe(b, n, n, d, dtype, is_causal)
     with j.case(PERSISTENT, what):
-        answer = j.call("utils.checks_hopper.judged_run", "hopper_attention", {}, q, k, v, is_causal).result
-        j.expect(
-            isinstance(answer, tuple) and len(answer) == 9,
-            f"{what} 的调用没有返回可读的结果",
-            f"the call of {what} returned nothing readable",
-        )
-        out, _, launches, _, ops, _, _, records, sms = answer
+        out, _, launches, _, ops, _, _, records, sms = judged_call(j, what, q, k, v, is_causal)
         kernel_did_the_work(j, what, launches, ops, ATTENTION_OPS)
         j.expect(
             b * -(-n // 128) > sms,

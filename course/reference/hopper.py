@@ -169,9 +169,9 @@ def hopper_forward(q, k, v, is_causal: bool, scale: float):
     return o3.to(q.dtype).reshape(q.shape), lse.reshape(q.shape[:-1])
 
 
-class HopperAttention(torch.autograd.Function):
-    """`HopperAttention.apply(Q, K, V, is_causal=False, scale=None)`: the Hopper forward, the unit-08 backward.
-    Same contract as `FlashAttentionTriton`: saves Q, K, V, O and L (float32, (..., Nq))."""
+class HopperAttention(flash_triton.FlashAttentionTriton):
+    """`HopperAttention.apply(Q, K, V, is_causal=False, scale=None)`: the Hopper forward; the backward is
+    `FlashAttentionTriton`'s (the unit-08 kernels), inherited. Same contract: saves Q, K, V, O and L (float32)."""
 
     @staticmethod
     def forward(ctx, q, k, v, is_causal=False, scale=None):
@@ -185,12 +185,6 @@ class HopperAttention(torch.autograd.Function):
         ctx.save_for_backward(q, k, v, o, lse)
         ctx.is_causal, ctx.scale = bool(is_causal), scale
         return o
-
-    @staticmethod
-    def backward(ctx, grad_out):
-        q, k, v, o, lse = ctx.saved_tensors
-        grads = flash_triton.triton_backward(q, k, v, o, lse, grad_out, ctx.is_causal, ctx.scale)
-        return *grads, None, None
 
 
 _announced: set[str] = set()
