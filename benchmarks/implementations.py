@@ -55,10 +55,22 @@ def _course(backend: str):
     return run
 
 
+def _hopper(q, k, v, is_causal):
+    from course.reference.hopper import hopper_attention
+
+    return hopper_attention(q, k, v, is_causal)
+
+
 IMPLEMENTATIONS = {
     impl.name: impl
     for impl in (
         Implementation("triton", "the course's FlashAttention-2 Triton kernels", _course("triton")),
+        Implementation(
+            "hopper",
+            "the course's Hopper forward (tensor descriptors + persistent grid) with the unit-08 backward; "
+            "the unit-08 kernels where TMA or sm90 is missing, or d is not 64/128",
+            _hopper,
+        ),
         Implementation("sdpa_flash", "torch SDPA, FlashAttention backend", _sdpa(SDPBackend.FLASH_ATTENTION)),
         Implementation("sdpa_cudnn", "torch SDPA, cuDNN backend", _sdpa(SDPBackend.CUDNN_ATTENTION)),
         Implementation(

@@ -1,0 +1,141 @@
+"""Unit 10 (the Hopper track): the hidden cases of the graded forward with tensor descriptors and a persistent grid.
+
+One exercise, `hopper_attention(q, k, v, is_causal=False)` (Q (B, Nq, d), K and V (B, Nk, d), d ∈ {64, 128}),
+judged on four properties plus a GPU-only speed cell:
+- correctness without a mask, at N a multiple of every tile height (64 · k);
+- the causal mask (top-left) with Nq < Nk and Nq > Nk;
+- tails: odd N in both sequences, several batches (the descriptor reads zeros there; the key tail must be masked);
+- the persistent grid: exactly one launch of the student's kernel, Q, K, V and O passed as `TensorDescriptor`s,
+  and at most `utils.hopper.num_sms()` programs where a one-program-per-tile grid would have more (the child
+  reports the resolved grid of every launch, `utils.hopper.record_launches`; the judge decides);
+- speed (GPU only): the forward at `utils.checks_hopper.SPEED_SHAPE` reaches `SPEEDUP_OVER_UNIT08` of the
+  course's unit-08 kernel's throughput, the peer timed here, before and after the student's timing.
+
+Every numeric case goes through `utils.judged_triton.run` (via `utils.checks_hopper.judged_run`): a kernel must
+have run and no PyTorch operator may have done its work. In the interpreter the cases are small, float32 and
+float16 (its bfloat16 `tl.dot` is wrong); on a GPU float16 and bfloat16 at N up to 4k.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from course.judge import triton_calls
+from course.judge.core import Judgement, Unit
+from course.judge.triton_calls import kernel_did_the_work, same_dtype
+from utils import checks_hopper as checks
+from utils import grading
+from utils.measure import timing_lock
+from utils.triton_checks import ATTENTION_OPS
+
+UNIT = Unit(
+    "hopper.ipynb",
+    student_cells=["hopper_kernel", "hopper_launch"],
+    preamble=triton_calls.preamble("utils.checks_hopper", "utils.hopper")
+    + "\nfrom triton.tools.tensor_descriptor import TensorDescriptor",
+    banned=[*triton_calls.BANNED, "utils.checks_flash_triton:reference_attention"],
+    suspicious={"numpy": "NumPy (work outside PyTorch and the kernels is not seen)"},
+)
+F32, F16, BF16 = torch.float32, torch.float16, torch.bfloat16
+
+FULL = "非因果，N 是分块的整数倍 · non-causal, N a multiple of the tile"
+CAUSAL = "因果掩码，Nq < Nk 与 Nq > Nk · causal mask, Nq < Nk and Nq > Nk"
+TAILS = "奇数 N（两个序列都有尾部），多个批 · odd N (tails in both sequences), several batches"
+PERSISTENT = (
+    "一次启动、Q/K/V/O 经张量描述符、网格不超过 SM 数 · one launch, Q/K/V/O through tensor descriptors, "
+    "a grid of at most #SMs"
+)
+SPEED = (
+    "前向吞吐量达到单元 08 内核的阈值倍数 · forward throughput reaches the threshold × the unit-08 kernel's"
+)
+
+
+def dtypes(j: Judgement) -> tuple:
+    return (F16, BF16) if j.on_gpu else (F32, F16)
+
+
+def judged_call(j: Judgement, what: str, q, k, v, is_causal) -> tuple:
+    """The child's answer for `hopper_attention(q, k, v, is_causal)`: `utils.judged_triton.run`'s seven values,
+    the launch records and the SM count (`utils.checks_hopper.judged_run`)."""
+    answer = j.call("utils.checks_hopper.judged_run", "hopper_attention", {}, q, k, v, is_causal).result
+    j.expect(
+        isinstance(answer, tuple) and len(answer) == 9,
+        f"{what} 的调用没有返回可读的结果",
+        f"the call of {what} returned nothing readable",
+    )
+    return answer
+
+
+def forward_case(j: Judgement, prop: str, b, n_q, n_k, d, dtype, is_causal) -> None:
+    q, k, v = (j.randn(b, n, d, dtype=dtype) for n in (n_q, n_k, n_k))
+    what = "hopper_attention " + checks.describe(b, n_q, n_k, d, dtype, is_causal)
+    with j.case(prop, what):
+        out, _, launches, _, ops, *_ = judged_call(j, what, q, k, v, is_causal)
+        (out,) = j.tensors(out, 1, what)
+        kernel_did_the_work(j, what, launches, ops, ATTENTION_OPS)
+        same_dtype(j, out, dtype, f"{what}: O")
+        expected, _ = grading.reference_attention(q, k, v, is_causal=is_causal)
+        j.close(out, expected, f"{what}: O", atol=checks.TOL[dtype], rtol=checks.TOL[dtype])
+
+
+def persistent_case(j: Judgement, b, n, d, dtype, is_causal) -> None:
+    q, k, v = (j.randn(b, n, d, dtype=dtype) for _ in range(3))
+    what = "hopper_attention " + checks.describe(b, n, n, d, dtype, is_causal)
+    with j.case(PERSISTENT, what):
+        out, _, launches, _, ops, _, _, records, sms = judged_call(j, what, q, k, v, is_causal)
+        kernel_did_the_work(j, what, launches, ops, ATTENTION_OPS)
+        j.expect(
+            b * -(-n // 128) > sms,
+            f"{what}：用例的分块数不多于 SM 数（{sms}），无法判断",
+            f"{what}: the case has no more tiles than SMs ({sms}), it cannot tell",
+        )
+        checks.check_launches(list(records), launches, what, persistent=True)  # AssertionError: case fails
+        (out,) = j.tensors(out, 1, what)
+        expected, _ = grading.reference_attention(q, k, v, is_causal=is_causal)
+        j.close(out, expected, f"{what}: O", atol=checks.TOL[dtype], rtol=checks.TOL[dtype])
+
+
+@UNIT.cell("test_hopper", {FULL: 1, CAUSAL: 1, TAILS: 1, PERSISTENT: 1}, selfcheck=TAILS)
+def hopper_forward(j: Judgement) -> None:
+    low, high = dtypes(j)
+    big = 4096 if j.on_gpu else 128
+    forward_case(j, FULL, 2, big, big, 64, low, False)
+    forward_case(j, FULL, 1, 128, 256, 128, high, False)
+    forward_case(j, CAUSAL, 2, j.odd(17, 60), j.odd(65, 130), 64, low, True)
+    forward_case(j, CAUSAL, 1, j.odd(65, 130), j.odd(17, 60), 128, high, True)
+    forward_case(j, TAILS, 3, j.odd(33, 100), j.odd(33, 100), 64, low, False)
+    forward_case(j, TAILS, 2, j.odd(33, 100), j.odd(33, 100), 128, high, j.rng.random() < 0.5)
+    if j.on_gpu:
+        forward_case(j, TAILS, 1, j.odd(2049, 4200), j.odd(2049, 4200), 128, BF16, True)
+        persistent_case(j, 16, j.odd(4097, 4200), 128, F16, False)
+        persistent_case(j, 8, j.odd(4097, 4200), 64, BF16, True)
+    else:
+        persistent_case(j, checks.hopper.INTERPRETER_SMS + 2, j.odd(33, 60), 64, F32, False)
+        persistent_case(j, checks.hopper.INTERPRETER_SMS + 1, j.odd(33, 60), 64, F16, True)
+
+
+@UNIT.cell("test_hopper_speed", {SPEED: 1}, gpu_only=frozenset({SPEED}), timeout=600)
+def hopper_speed(j: Judgement) -> None:
+    """The student's forward is timed in the child under the GPU timing lock; the unit-08 kernel, the peer, is
+    timed here (before and after), where the student's code cannot slow it down."""
+    if not j.on_gpu:
+        return
+    b, n, d, _ = checks.SPEED_SHAPE
+    with j.case(SPEED, f"B·H = {b}, N = {n}, d = {d}, float16, non-causal"):
+        peer = checks.unit08_forward()
+        peer_before = checks.median_ms(peer)
+        with timing_lock():
+            student = j.call("utils.checks_hopper.judged_speed").result
+        peer_after = checks.median_ms(peer)
+        j.expect(
+            isinstance(student, float) and student > 0,
+            "性能测量没有返回结果",
+            "the performance measurement returned nothing",
+        )
+        ratio = (peer_before + peer_after) / 2 / student
+        threshold = checks.SPEEDUP_OVER_UNIT08
+        j.expect(
+            ratio >= threshold,
+            f"前向为单元 08 内核吞吐量的 {ratio:.2f} 倍，阈值 {threshold} 倍",
+            f"forward at {ratio:.2f}× the unit-08 kernel's throughput; threshold {threshold}×",
+        )

@@ -1,0 +1,206 @@
+"""Unit 10's reference: the FlashAttention forward for Hopper, with tensor descriptors and a persistent grid.
+
+- Q, K, V and O are read and written through host-side `TensorDescriptor`s over the (BH, N, d) view, block
+  [1, rows, d]: on sm90 each load is one TMA copy. Out-of-bounds rows read as zeros and stores beyond N are
+  clipped, so the query tail needs no mask; the scores of the key tail (zeros, not absent) are set to −∞.
+- Persistent grid: min(#SMs, #tiles) programs, each looping over tiles t = pid, pid + programs, … .
+  Non-causal: tiles run head-major (neighbouring programs share K and V in L2). Causal: the longest query tiles
+  first, so short ones fill the gaps at the end.
+- exp2 with the scale folded in (`qk_scale = σ · log2 e`, applied in the exponent's multiply-add, so σ > 0);
+  the causal loop is split into the key tiles every row sees (no mask) and the diagonal and tail tiles (masked).
+- Configs are autotuned per (d, causal, N bucket); each config resets the descriptors' block shapes.
+- `HopperAttention` is differentiable: its backward is the unit-08 backward kernels (`flash_triton`), which take
+  the L this forward saves. Where `utils.hopper.path()` says "pointers" (no tensor descriptors in this Triton,
+  or a GPU older than sm90) `hopper_attention` runs the unit-08 kernel instead and says so once.
+"""
+
+from __future__ import annotations
+
+import torch
+import triton
+import triton.language as tl
+
+from course.reference import flash_triton
+from course.reference.triton_configs import n_bucket
+from utils import hopper, runtime
+from utils.attention.validate import check_qkv, default_scale
+from utils.messages import bilingual
+
+HEAD_DIMS = (64, 128)  # descriptor rows must be >= 16 bytes; the exercise and the tuning cover these two
+LOG2E = 1.4426950408889634
+
+
+def _set_block_shapes(nargs) -> None:
+    """Autotuning pre-hook: the descriptors' blocks follow the config's tile sizes."""
+    block_q, block_k, d = nargs["BLOCK_Q"], nargs["BLOCK_K"], nargs["HEAD_DIM"]
+    nargs["q_desc"].block_shape = [1, block_q, d]
+    nargs["o_desc"].block_shape = [1, block_q, d]
+    nargs["k_desc"].block_shape = [1, block_k, d]
+    nargs["v_desc"].block_shape = [1, block_k, d]
+
+
+def _config(block_q, block_k, warps, stages) -> triton.Config:
+    return triton.Config(
+        {"BLOCK_Q": block_q, "BLOCK_K": block_k},
+        num_warps=warps,
+        num_stages=stages,
+        pre_hook=_set_block_shapes,
+    )
+
+
+# The GPU search space (16-bit inputs; float32 prunes to the small tiles), best guesses first. The interpreter
+# gets one small config with different Q and K tiles, so every diagonal and tail case is exercised.
+GPU_CONFIGS = [
+    _config(128, 64, 4, 3),
+    _config(128, 64, 8, 3),
+    _config(128, 128, 8, 2),
+    _config(128, 64, 4, 4),
+]
+INTERPRETER_CONFIGS = [_config(32, 16, 1, 1)]
+
+
+def _prune(configs, named_args, **kwargs):
+    """float32 (tests only): tiles of 64 rows, else shared memory runs out."""
+    if named_args["q_desc"].base.element_size() == 4:
+        small = [c for c in configs if c.kwargs["BLOCK_Q"] <= 64 and c.kwargs["BLOCK_K"] <= 64]
+        return small or configs
+    return configs
+
+
+@triton.jit
+def _attend(
+    acc, row_max, row_sum, q, k_desc, v_desc, bh, k_start, n_k, offs_q, qk_scale,
+    BLOCK_K: tl.constexpr, HEAD_DIM: tl.constexpr, MASKED: tl.constexpr, IS_CAUSAL: tl.constexpr,
+):  # fmt: skip
+    """Fold keys [k_start, k_start + BLOCK_K) into the running (acc, row_max, row_sum), in base 2."""
+    k = k_desc.load([bh, k_start, 0]).reshape([BLOCK_K, HEAD_DIM])
+    v = v_desc.load([bh, k_start, 0]).reshape([BLOCK_K, HEAD_DIM])
+    s = tl.dot(q, tl.trans(k))  # unscaled: the scale goes into the exponent's multiply-add below
+    if MASKED:
+        offs_k = k_start + tl.arange(0, BLOCK_K)
+        visible = offs_k[None, :] < n_k  # the key tail was read as zeros: hide its scores
+        if IS_CAUSAL:
+            visible = visible & (offs_k[None, :] <= offs_q[:, None])
+        s = tl.where(visible, s, float("-inf"))
+    new_max = tl.maximum(row_max, tl.max(s, 1) * qk_scale)  # key 0 is in the first tile visited: finite
+    p = tl.exp2(s * qk_scale - new_max[:, None])  # one fused multiply-add per score
+    correction = tl.exp2(row_max - new_max)
+    row_sum = row_sum * correction + tl.sum(p, 1)
+    acc = tl.dot(p.to(v.dtype), v, acc * correction[:, None])
+    return acc, new_max, row_sum
+
+
+@triton.autotune(
+    configs=INTERPRETER_CONFIGS if runtime.interpreter() else GPU_CONFIGS,
+    key=["HEAD_DIM", "IS_CAUSAL", "N_BUCKET"],
+    prune_configs_by={"early_config_prune": _prune},
+)
+@triton.jit
+def hopper_forward_kernel(
+    q_desc, k_desc, v_desc, o_desc, L, n_q, n_k, batch_heads, qk_scale,
+    HEAD_DIM: tl.constexpr, IS_CAUSAL: tl.constexpr, N_BUCKET: tl.constexpr,
+    BLOCK_Q: tl.constexpr, BLOCK_K: tl.constexpr,
+):  # fmt: skip
+    """Persistent: program `pid` computes O and L of tiles pid, pid + programs, … of cdiv(Nq, BLOCK_Q) · BH."""
+    q_tiles = tl.cdiv(n_q, BLOCK_Q)
+    for tile in tl.range(tl.program_id(0), q_tiles * batch_heads, tl.num_programs(0)):
+        if IS_CAUSAL:
+            q_tile = q_tiles - 1 - tile // batch_heads  # longest first
+            bh = tile % batch_heads
+        else:
+            bh = tile // q_tiles  # head-major: neighbours share K and V
+            q_tile = tile % q_tiles
+        q_start = q_tile * BLOCK_Q
+        offs_q = q_start + tl.arange(0, BLOCK_Q)
+        q = q_desc.load([bh, q_start, 0]).reshape([BLOCK_Q, HEAD_DIM])
+        row_max = tl.full([BLOCK_Q], float("-inf"), dtype=tl.float32)
+        row_sum = tl.zeros([BLOCK_Q], dtype=tl.float32)
+        acc = tl.zeros([BLOCK_Q, HEAD_DIM], dtype=tl.float32)
+        full_end = (n_k // BLOCK_K) * BLOCK_K  # tiles with no key tail
+        keys_end = n_k
+        if IS_CAUSAL:  # fully visible: the tile's last key <= the tile's first query
+            full_end = tl.minimum(full_end, ((q_start + 1) // BLOCK_K) * BLOCK_K)
+            keys_end = tl.minimum(n_k, q_start + BLOCK_Q)
+        for k_start in tl.range(0, full_end, BLOCK_K):
+            acc, row_max, row_sum = _attend(
+                acc, row_max, row_sum, q, k_desc, v_desc, bh, k_start, n_k, offs_q, qk_scale,
+                BLOCK_K, HEAD_DIM, False, IS_CAUSAL,
+            )  # fmt: skip
+        for k_start in tl.range(full_end, keys_end, BLOCK_K):
+            acc, row_max, row_sum = _attend(
+                acc, row_max, row_sum, q, k_desc, v_desc, bh, k_start, n_k, offs_q, qk_scale,
+                BLOCK_K, HEAD_DIM, True, IS_CAUSAL,
+            )  # fmt: skip
+        o = (acc / row_sum[:, None]).to(o_desc.dtype)
+        o_desc.store([bh, q_start, 0], o.reshape([1, BLOCK_Q, HEAD_DIM]))  # rows beyond Nq are clipped
+        lse = (row_max + tl.log2(row_sum)) * 0.6931471805599453  # natural log, the contract
+        tl.store(L + bh * n_q + offs_q, lse, mask=offs_q < n_q)
+
+
+def descriptor(t: torch.Tensor, rows: int):
+    """A host-side descriptor over the (BH, N, d) tensor `t`, one block = [1, rows, d] (reset by autotuning)."""
+    return hopper.tensor_descriptor_class()(t, list(t.shape), list(t.stride()), [1, rows, t.shape[-1]])
+
+
+def check_inputs(q, k, v) -> None:
+    check_qkv(q, k, v, head_dims=HEAD_DIMS)
+    flash_triton.check_triton_inputs(q, k, v)
+
+
+def grid(n_q: int, batch_heads: int):
+    """The persistent grid: at most one program per SM, never more programs than tiles."""
+    return lambda meta: (min(hopper.num_sms(), triton.cdiv(n_q, meta["BLOCK_Q"]) * batch_heads),)
+
+
+def hopper_forward(q, k, v, is_causal: bool, scale: float):
+    """O (q's dtype and shape) and L (float32, (..., Nq)) from the persistent descriptor kernel."""
+    dtype = flash_triton._run_dtype(q.dtype)
+    q3, k3, v3 = (t.reshape(-1, *t.shape[-2:]).to(dtype).contiguous() for t in (q, k, v))
+    batch_heads, n_q, head_dim = q3.shape
+    n_k = k3.shape[1]
+    o3 = torch.empty_like(q3)
+    lse = torch.empty((batch_heads, n_q), dtype=torch.float32, device=q.device)
+    q_desc, o_desc = descriptor(q3, 64), descriptor(o3, 64)
+    k_desc, v_desc = descriptor(k3, 64), descriptor(v3, 64)
+    hopper_forward_kernel[grid(n_q, batch_heads)](
+        q_desc, k_desc, v_desc, o_desc, lse, n_q, n_k, batch_heads, scale * LOG2E,
+        HEAD_DIM=head_dim, IS_CAUSAL=is_causal, N_BUCKET=n_bucket(max(n_q, n_k)),
+    )  # fmt: skip
+    return o3.to(q.dtype).reshape(q.shape), lse.reshape(q.shape[:-1])
+
+
+class HopperAttention(flash_triton.FlashAttentionTriton):
+    """`HopperAttention.apply(Q, K, V, is_causal=False, scale=None)`: the Hopper forward; the backward is
+    `FlashAttentionTriton`'s (the unit-08 kernels), inherited. Same contract: saves Q, K, V, O and L (float32)."""
+
+    @staticmethod
+    def forward(ctx, q, k, v, is_causal=False, scale=None):
+        check_inputs(q, k, v)
+        scale = default_scale(q, scale)
+        if scale <= 0:
+            raise ValueError(
+                bilingual(f"缩放因子必须为正，得到 {scale}", f"the scale must be positive, got {scale}")
+            )
+        o, lse = hopper_forward(q, k, v, bool(is_causal), scale)
+        ctx.save_for_backward(q, k, v, o, lse)
+        ctx.is_causal, ctx.scale = bool(is_causal), scale
+        return o
+
+
+_announced: set[str] = set()
+
+
+def hopper_attention(q, k, v, is_causal: bool = False, scale: float | None = None):
+    """Attention by the fastest path this machine supports (`utils.hopper.path()`): the Hopper kernel, or the
+    unit-08 pointer kernel (said once per reason) where descriptors or sm90 are missing, or d is not 64/128."""
+    chosen = hopper.path()
+    if chosen.hopper and q.shape[-1] in HEAD_DIMS:
+        return HopperAttention.apply(q, k, v, is_causal, scale)
+    reason = chosen.reason if not chosen.hopper else bilingual(
+        f"d = {q.shape[-1]} 不在 {HEAD_DIMS} 中：使用单元 08 的指针内核",
+        f"d = {q.shape[-1]} is not in {HEAD_DIMS}: using the unit-08 pointer kernel",
+    )  # fmt: skip
+    if reason not in _announced:
+        _announced.add(reason)
+        print(reason)
+    return flash_triton.FlashAttentionTriton.apply(q, k, v, is_causal, scale)

@@ -1,0 +1,267 @@
+"""Unit 10 (the Hopper track): the notebook runs top to bottom, the judge gives the solution every point it can
+judge here, the run-time path selection falls back where TMA or sm90 is missing, the reference Hopper forward is
+right against float64, the launch recorder sees grids and descriptors, and (GPU) the real-hardware parts."""
+
+import io
+from contextlib import redirect_stdout
+
+import pytest
+import torch
+import triton
+import triton.language as tl
+from nbgrader.utils import determine_grade
+from notebook_run import ROOT, execute, graded_cells, stderr_of, stdout_of
+
+import utils
+from course import notebooks
+from course.judge.preprocessor import judge_notebook
+from course.judge.units import UNITS
+from course.reference import flash_triton
+from course.reference import hopper as reference
+from utils import checks_hopper, grading, hopper, hopper_plots
+
+NOTEBOOK = ROOT / "source" / "10_hopper" / "hopper.ipynb"
+STAGES = {"test_hopper": 4, "test_hopper_speed": 1}
+ON_GPU = utils.mode().is_gpu
+
+
+def test_unit10_executes_cleanly_with_its_self_checks(tmp_path):
+    nb = execute(NOTEBOOK, tmp_path)
+    tests = graded_cells(nb)
+    assert {gid: notebooks.meta(c)["points"] for gid, c in tests.items()} == STAGES
+    for grade_id, cell in tests.items():
+        assert not stderr_of(cell), f"{grade_id} wrote to stderr (nbgrader would score it 0)"
+        assert "course/judge/unit10.py" in cell.source, grade_id
+    assert "passed: " in stdout_of(tests["test_hopper"])
+    speed = tests["test_hopper_speed"]
+    assert notebooks.is_gpu_only(speed)
+    score, max_points = determine_grade(speed)
+    if utils.interpreter():
+        assert score == 0 and checks_hopper.CPU_SPEED_NOTE in stdout_of(speed)
+    else:
+        assert score == max_points, stdout_of(speed)
+    for cell in nb.cells:
+        assert not any(o.get("output_type") == "error" for o in cell.get("outputs", []))
+
+
+def test_the_judge_gives_the_solution_every_point_it_can_judge_here():
+    nb = notebooks.read(NOTEBOOK)
+    summary = judge_notebook(nb, UNITS[NOTEBOOK.name], "alice", "salt", "auto")
+    expected = {gid: [float(p), float(p)] for gid, p in STAGES.items()}
+    if not ON_GPU:
+        expected["test_hopper_speed"] = [0.0, 1.0]  # GPU-only: nothing to judge here
+    assert summary["scores"] == expected and not summary["flagged"], summary
+
+
+# --- the run-time choice between the Hopper kernel and the unit-08 fallback -----------------------------------
+
+
+@pytest.mark.parametrize(
+    ("interpreting", "cap", "expected"),
+    [(True, None, "hopper"), (False, (8, 0), "pointers"), (False, (8, 9), "pointers"), (False, (9, 0), "hopper"),
+     (False, (10, 0), "hopper"), (False, None, "pointers")],
+)  # fmt: skip
+def test_the_path_follows_the_capability(monkeypatch, interpreting, cap, expected):
+    monkeypatch.setattr(hopper, "interpreter", lambda: interpreting)
+    monkeypatch.setattr(hopper, "capability", lambda: cap)
+    chosen = hopper.path()
+    assert chosen.name == expected and chosen.hopper == (expected == "hopper")
+    assert " / " in chosen.reason  # bilingual
+
+
+def test_without_tensor_descriptors_the_path_is_the_pointer_kernel(monkeypatch):
+    monkeypatch.setattr(hopper, "tensor_descriptor_class", lambda: None)
+    monkeypatch.setattr(hopper, "capability", lambda: (9, 0))
+    chosen = hopper.path()
+    assert chosen.name == "pointers" and "tensor descriptors" in chosen.reason
+
+
+def test_the_fallback_runs_the_unit08_kernel_and_says_so_once(monkeypatch):
+    fallback = hopper.Path("pointers", "no TMA here / 这里没有 TMA")
+    monkeypatch.setattr(hopper, "path", lambda: fallback)
+    monkeypatch.setattr(reference, "_announced", set())
+    calls = []
+    monkeypatch.setattr(reference.HopperAttention, "apply", lambda *a: calls.append("hopper"))
+    q, k, v = grading.random_qkv(1, 40, 40, 64, requires_grad=False)
+    printed = io.StringIO()
+    with redirect_stdout(printed):
+        first = reference.hopper_attention(q, k, v)
+        second = reference.hopper_attention(q, k, v, True)
+    assert not calls and printed.getvalue().count(fallback.reason) == 1
+    assert torch.allclose(first, flash_triton.FlashAttentionTriton.apply(q, k, v, False))
+    assert torch.allclose(second, flash_triton.FlashAttentionTriton.apply(q, k, v, True))
+
+
+def test_a_head_dim_without_descriptor_support_falls_back(monkeypatch):
+    monkeypatch.setattr(reference, "_announced", set())
+    q, k, v = grading.random_qkv(1, 30, 30, 32, requires_grad=False)
+    printed = io.StringIO()
+    with redirect_stdout(printed):
+        out = reference.hopper_attention(q, k, v)
+    assert "d = 32" in printed.getvalue()
+    assert torch.allclose(out, grading.reference_attention(q, k, v)[0].float(), atol=1e-2)
+
+
+# --- the reference Hopper forward against float64 -------------------------------------------------------------
+
+CASES = [
+    (2, 70, 70, 64, torch.float32, False),
+    (1, 45, 83, 64, torch.float16, True),
+    (2, 83, 45, 128, torch.float32, True),
+    (3, 33, 97, 128, torch.float16, False),
+    (1, 40, 40, 64, torch.bfloat16, True),  # computed in float32 in the interpreter
+]
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_the_reference_forward_matches_float64(case):
+    b, n_q, n_k, d, dtype, is_causal = case
+    q, k, v = grading.random_qkv(b, n_q, n_k, d, dtype=dtype, device=utils.device(), requires_grad=False)
+    with torch.no_grad():
+        out, lse = reference.hopper_forward(q, k, v, is_causal, d**-0.5)
+    expected, expected_lse = grading.reference_attention(q, k, v, is_causal=is_causal)
+    tol = checks_hopper.TOL[dtype]
+    grading.assert_close(out, expected, "O", atol=tol, rtol=tol)
+    grading.assert_close(lse, expected_lse, "L", atol=tol, rtol=tol)
+
+
+def test_the_reference_is_differentiable_through_the_unit08_backward():
+    q, k, v = grading.random_qkv(2, 37, 51, 64, device=utils.device())
+    grad_out = torch.randn_like(q)
+    reference.HopperAttention.apply(q, k, v, True).backward(grad_out)
+    expected = grading.reference_gradients(q, k, v, grad_out, True)
+    for grad, ref in zip((q.grad, k.grad, v.grad), expected, strict=True):
+        grading.assert_close(grad, ref, "gradient", atol=2e-2, rtol=2e-2)
+
+
+def test_the_reference_grid_is_persistent_when_there_are_more_tiles_than_sms():
+    module = type("M", (), {"hopper_forward_kernel": reference.hopper_forward_kernel})
+    q, k, v = grading.random_qkv(hopper.num_sms() + 3, 70, 70, 64, device=utils.device(), requires_grad=False)
+    with hopper.record_launches(module) as records:
+        reference.hopper_forward(q, k, v, False, 0.125)
+    final = records[-1]
+    assert final["programs"] == hopper.num_sms() and final["descriptors"] == 4
+
+
+# --- what the child reports and how the checks read it --------------------------------------------------------
+
+
+@triton.jit
+def _copy_rows(x_desc, y_desc, n_tiles, BLOCK: tl.constexpr):
+    for tile in tl.range(tl.program_id(0), n_tiles, tl.num_programs(0)):
+        y_desc.store([tile * BLOCK, 0], x_desc.load([tile * BLOCK, 0]))
+
+
+class _Module:
+    copy_rows = _copy_rows
+
+
+def test_record_launches_resolves_grids_and_counts_descriptors():
+    descriptor = hopper.tensor_descriptor_class()
+    x = torch.randn(40, 16, device=utils.device())
+    y = torch.zeros_like(x)
+    xd, yd = descriptor.from_tensor(x, [8, 16]), descriptor.from_tensor(y, [8, 16])
+    with hopper.record_launches(_Module) as records:
+        _copy_rows[(3,)](xd, yd, 5, BLOCK=8)
+        _copy_rows[lambda meta: (40 // meta["BLOCK"] - 1,)](xd, yd, 5, BLOCK=8)
+    assert [(r["programs"], r["descriptors"]) for r in records] == [(3, 2), (4, 2)]
+    assert torch.equal(x, y)
+    assert "run" not in vars(_copy_rows)  # the recorder put the launcher back
+
+
+def test_check_launches_fails_each_broken_promise():
+    sms = hopper.num_sms()
+    good = [{"kernel": "k", "programs": sms, "descriptors": 4}]
+    checks_hopper.check_launches(good, 1, "case", persistent=True)
+    with pytest.raises(AssertionError, match="exactly once"):
+        checks_hopper.check_launches(good * 2, 2, "case", persistent=True)
+    with pytest.raises(AssertionError, match="TensorDescriptor"):
+        checks_hopper.check_launches([{**good[0], "descriptors": 2}], 1, "case", persistent=True)
+    with pytest.raises(AssertionError, match="persistent"):
+        checks_hopper.check_launches([{**good[0], "programs": sms + 1}], 1, "case", persistent=True)
+    checks_hopper.check_launches([{**good[0], "programs": sms + 1}], 1, "case", persistent=False)
+
+
+def test_every_visible_case_with_more_tiles_than_sms_is_marked_persistent():
+    cases = checks_hopper.CPU_CASES if utils.interpreter() else checks_hopper.GPU_CASES
+    assert any(checks_hopper.tiles_exceed_sms(b, n_q) for b, n_q, *_ in cases)
+
+
+# --- the schedule pictures ------------------------------------------------------------------------------------
+
+
+def _end(rows) -> float:
+    return max(start + width for bars in rows.values() for start, width, _ in bars)
+
+
+def _busy(bars) -> list[tuple[float, float]]:
+    return sorted((start, start + width) for start, width, _ in bars)
+
+
+def test_the_schedules_overlap_without_double_booking_a_unit():
+    tiles = 4
+    sequential = hopper_plots.fa2_schedule(tiles)
+    assert _end(sequential) == pytest.approx(4 * tiles)  # load, GEMM, softmax, GEMM: one unit each
+    for schedule in (hopper_plots.pingpong_schedule, hopper_plots.intra_warpgroup_schedule):
+        rows = schedule(tiles)
+        assert _end(rows) < _end(sequential)
+        gemms = sorted(
+            (s, s + w) for bars in rows.values() for s, w, kind in bars if kind == "gemm"
+        )  # the tensor cores run one GEMM at a time
+        assert len(gemms) == 2 * tiles
+        assert all(
+            a_end <= b_start + 1e-9 for (_, a_end), (b_start, _) in zip(gemms, gemms[1:], strict=False)
+        )
+    for bars in hopper_plots.intra_warpgroup_schedule(tiles).values():
+        spans = _busy(bars)
+        assert all(a[1] <= b[0] + 1e-9 for a, b in zip(spans, spans[1:], strict=False))
+
+
+def test_plot_schedules_draws_three_labelled_panels():
+    import matplotlib.pyplot as plt
+
+    fig = hopper_plots.plot_schedules(tiles=2)
+    assert len(fig.axes) == 3 and all(ax.get_title(loc="left") for ax in fig.axes)
+    plt.close(fig)
+
+
+# --- GPU: the real hardware -----------------------------------------------------------------------------------
+
+
+@pytest.mark.gpu
+def test_on_an_h100_the_hopper_path_is_chosen():
+    if torch.cuda.get_device_capability() < (9, 0):
+        pytest.skip("not an sm90+ GPU: the fallback is tested on the CPU")
+    assert hopper.path().hopper
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("d", [64, 128])
+@pytest.mark.parametrize("is_causal", [False, True])
+def test_gpu_reference_forward_large_and_odd(dtype, d, is_causal):
+    q, k, v = grading.random_qkv(4, 2049, 4099, d, dtype=dtype, device="cuda", requires_grad=False)
+    with torch.no_grad():
+        out, _ = reference.hopper_forward(q, k, v, is_causal, d**-0.5)
+    expected, _ = grading.reference_attention(q, k, v, is_causal=is_causal)
+    tol = checks_hopper.TOL[dtype]
+    grading.assert_close(out, expected, "O", atol=tol, rtol=tol)
+
+
+@pytest.mark.gpu
+def test_gpu_speed_of_the_reference_against_unit08_is_reported(capsys):
+    """Calibration of `SPEEDUP_OVER_UNIT08` (printed, not asserted: speed targets live in the benchmarks)."""
+    ms_unit08 = checks_hopper.median_ms(checks_hopper.unit08_forward())
+    ms_hopper = checks_hopper.median_ms(lambda q, k, v: reference.hopper_attention(q, k, v, False))
+    with capsys.disabled():
+        print(
+            f"\nunit 10 calibration: Hopper reference {ms_hopper:.3f} ms, unit 08 {ms_unit08:.3f} ms, "
+            f"ratio {ms_unit08 / ms_hopper:.2f} (threshold {checks_hopper.SPEEDUP_OVER_UNIT08})"
+        )
+    assert ms_hopper > 0 and ms_unit08 > 0
+
+
+def test_the_reference_refuses_a_scale_it_cannot_fold():
+    q, k, v = grading.random_qkv(1, 20, 20, 64, requires_grad=False)
+    with pytest.raises(ValueError, match="positive"):
+        reference.HopperAttention.apply(q, k, v, False, -0.1)

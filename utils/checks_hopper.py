@@ -1,0 +1,225 @@
+"""Visible self-checks of unit 10 (the Hopper track), run in a child process by `utils.isolation.run_check`.
+
+The notebook fixes the interface: `hopper_attention(q, k, v, is_causal=False)` returns O for Q (B, Nq, d), K and
+V (B, Nk, d), d ∈ {64, 128}, float16 / bfloat16 (float32 too, for the interpreter), computed by ONE launch of the
+student's kernel on a persistent grid (at most `utils.hopper.num_sms()` programs) that reads and writes Q, K, V
+and O through host-side `TensorDescriptor`s.
+
+Tolerances against float64: `utils.checks_flash_triton.TOL` (TF32 allowed for float32).
+
+Speed (GPU only, the `test_hopper_speed` cell): the forward at `SPEED_SHAPE`, non-causal, beside the course's
+unit-08 kernel (`course.reference`, tuned) measured in the same run. The student's kernel must reach
+`SPEEDUP_OVER_UNIT08` of its throughput. Calibration: NOT YET MEASURED on the H100 — `pytest -m gpu
+tests/test_unit10.py -s` prints the reference Hopper kernel's ratio; the threshold must leave the reference a
+margin (set it to about 0.9 of the measured ratio, never above it).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import statistics
+import sys
+
+import torch
+
+from utils import checks_flash_triton as unit08
+from utils import hopper
+from utils.attention import course_kernels
+from utils.grading import assert_close, forbid_shortcuts, random_qkv, reference_attention
+from utils.measure import attention_flops, compare_ms
+from utils.messages import bilingual
+from utils.runtime import device, interpreter
+from utils.triton_checks import ATTENTION_OPS, count_launches, forbid_torch_ops, require_launches
+
+F32, F16, BF16 = torch.float32, torch.float16, torch.bfloat16
+HEAD_DIMS = (64, 128)
+TOL = unit08.TOL
+MIN_DESCRIPTORS = 4  # Q, K, V and O
+
+# (B, Nq, Nk, d, dtype, is_causal): odd N, Nq ≠ Nk both ways, and more tiles than SMs in the last case
+# (B · cdiv(N, 128) > num_sms() for any tile of up to 128 rows: a one-program-per-tile grid is too big;
+# on a GPU with more than 200 SMs that case is only checked for its values).
+CPU_CASES = [
+    (1, 70, 70, 64, F32, False),
+    (2, 45, 83, 64, F16, True),
+    (1, 83, 45, 128, F32, True),
+    (hopper.INTERPRETER_SMS + 1, 40, 40, 64, F32, False),
+]
+GPU_CASES = [
+    (2, 1000, 1000, 64, F16, False),
+    (2, 333, 1201, 128, BF16, True),
+    (1, 1201, 333, 64, F16, True),
+    (2, 4099, 4099, 128, BF16, False),
+    (40, 515, 515, 64, F16, True),  # 40 · 5 = 200 tiles of 128 rows > 132 SMs of an H100
+]
+
+SPEED_SHAPE = (32, 4096, 128, F16)  # B·H, N, d, dtype (non-causal: the case where cuDNN led unit 08 most)
+SPEEDUP_OVER_UNIT08 = 1.0
+_WARMUP, _ROUNDS, _REPEATS = 5, 5, 10
+CPU_SPEED_NOTE = bilingual(
+    "速度只在 GPU 上评分：本单元格在这里得 0 分（解释器中无法测量速度）；教师会在 GPU 上评分",
+    "speed is only graded on a GPU: 0 points here (speed cannot be measured in the interpreter); "
+    "your instructor grades on a GPU",
+)
+
+
+def cases() -> list[tuple]:
+    return CPU_CASES if interpreter() else GPU_CASES
+
+
+def describe(b, n_q, n_k, d, dtype, is_causal) -> str:
+    return unit08.describe(b, n_q, n_k, d, dtype, is_causal)
+
+
+def tiles_exceed_sms(b: int, n_q: int) -> bool:
+    """Whether one program per tile would exceed the SMs for every tile height up to 128 rows."""
+    return b * -(-n_q // 128) > hopper.num_sms()
+
+
+def check_launches(records: list[dict], launches: int, what: str, persistent: bool) -> None:
+    """One launch, through descriptors; with `persistent`, on at most num_sms() programs."""
+    if launches != 1:
+        raise AssertionError(
+            bilingual(
+                f"{what}：应恰好启动一次你的内核，实际 {launches} 次",
+                f"{what}: should launch your kernel exactly once, launched {launches} times",
+            )
+        )
+    final = records[-1] if records else {"programs": 0, "descriptors": 0}
+    if final["descriptors"] < MIN_DESCRIPTORS:
+        raise AssertionError(
+            bilingual(
+                f"{what}：内核只收到 {final['descriptors']} 个 TensorDescriptor 参数，Q、K、V、O 都要用描述符",
+                f"{what}: the kernel got {final['descriptors']} TensorDescriptor arguments; "
+                "Q, K, V and O must all go through descriptors",
+            )
+        )
+    if persistent and final["programs"] > hopper.num_sms():
+        raise AssertionError(
+            bilingual(
+                f"{what}：网格有 {final['programs']} 个程序，多于 {hopper.num_sms()} 个 SM：不是持久网格",
+                f"{what}: the grid has {final['programs']} programs, more than the {hopper.num_sms()} SMs: "
+                "not a persistent grid",
+            )
+        )
+
+
+def _shortcuts() -> list[tuple[object, str]]:
+    import utils
+
+    reference = course_kernels()
+    return [(utils, "naive_attention"), *([(reference, "flash_attention")] if reference else [])]
+
+
+def forward(module) -> None:
+    """O against float64 on every case; one descriptor launch on a persistent grid."""
+    for b, n_q, n_k, d, dtype, is_causal in cases():
+        what = "hopper_attention " + describe(b, n_q, n_k, d, dtype, is_causal)
+        q, k, v = random_qkv(b, n_q, n_k, d, dtype=dtype, device=device(), requires_grad=False)
+        with contextlib.ExitStack() as stack:
+            stack.enter_context(forbid_shortcuts(*_shortcuts()))
+            launches = stack.enter_context(count_launches(module))
+            records = stack.enter_context(hopper.record_launches(module))
+            stack.enter_context(forbid_torch_ops(ATTENTION_OPS, what))
+            out = module.hopper_attention(q, k, v, is_causal)
+        require_launches(launches, what)
+        check_launches(records, sum(launches.values()), what, persistent=tiles_exceed_sms(b, n_q))
+        expected, _ = reference_attention(q, k, v, is_causal=is_causal)
+        assert_close(out, expected, what + ": O", atol=TOL[dtype], rtol=TOL[dtype])
+    n = len(cases())
+    print(bilingual(f"通过：{n} 个用例", f"passed: {n} cases"))
+
+
+def unit08_forward():
+    """The course's unit-08 forward (tuned pointer kernels), or None where `course.reference` is missing."""
+    reference = course_kernels()
+    if reference is None:
+        return None
+    return lambda q, k, v: reference.FlashAttentionTriton.apply(q, k, v, False)
+
+
+def speed_inputs():
+    b, n, d, dtype = SPEED_SHAPE
+    return random_qkv(b, n, n, d, dtype=dtype, device=device(), requires_grad=False)
+
+
+def median_ms(attention) -> float:
+    """Median ms of `attention`'s forward at SPEED_SHAPE."""
+    q, k, v = speed_inputs()
+    ms = compare_ms({"f": lambda: attention(q, k, v)}, rounds=_ROUNDS, warmup=_WARMUP, repeats=_REPEATS)
+    return statistics.median(ms["f"])
+
+
+def speed(module) -> int | None:
+    """The `test_hopper_speed` cell: 0 in the interpreter (by value); on a GPU the student's forward against the
+    course's unit-08 kernel when installed (None when fast enough, else AssertionError), otherwise the numbers
+    beside SDPA, with a note that the judge compares with the unit-08 kernel."""
+    if interpreter():
+        print(CPU_SPEED_NOTE)
+        return 0
+    b, n, d, _ = SPEED_SHAPE
+    flops = attention_flops(b, n, n, d, is_causal=False, backward=False)
+    peer = unit08_forward() or unit08.sdpa
+    peer_name = "unit 08" if unit08_forward() else "SDPA"
+    q, k, v = speed_inputs()
+    fns = {"student": lambda: module.hopper_attention(q, k, v, False), "peer": lambda: peer(q, k, v)}
+    ms = compare_ms(fns, rounds=_ROUNDS, warmup=_WARMUP, repeats=_REPEATS)
+    ratio = statistics.median(p / s for p, s in zip(ms["peer"], ms["student"], strict=True))
+    tflops = {name: flops / statistics.median(t) / 1e9 for name, t in ms.items()}
+    print(
+        f"B·H={b}, N={n}, d={d}, float16: {tflops['student']:.0f} TFLOP/s, "
+        f"{peer_name} {tflops['peer']:.0f} TFLOP/s ({ratio:.2f}×)"
+    )
+    if peer_name == "SDPA":
+        print(
+            bilingual(
+                "没有安装课程参考内核：这里与 SDPA 对比，只作参考；评审程序与单元 08 的内核对比",
+                "the course's reference kernels are not installed: compared with SDPA here, for information; "
+                "the judge compares with the unit-08 kernel",
+            )
+        )
+        return None
+    if ratio < SPEEDUP_OVER_UNIT08:
+        raise AssertionError(
+            bilingual(
+                f"前向吞吐量为单元 08 内核的 {ratio:.2f} 倍，阈值 {SPEEDUP_OVER_UNIT08} 倍：试试更大的分块、num_stages",
+                f"forward at {ratio:.2f}× the unit-08 kernel's throughput, threshold {SPEEDUP_OVER_UNIT08}×: "
+                "try larger tiles and num_stages",
+            )
+        )
+    return None
+
+
+def judged_run(target: str, plan: dict, *tensors):
+    """For the judge's child: `utils.judged_triton.run` of `target` plus the launch records (grid, descriptors)."""
+    from utils import judged_triton
+    from utils.isolation import MODULE_NAME
+
+    with hopper.record_launches(sys.modules[MODULE_NAME]) as records:
+        answer = judged_triton.run(target, plan, *tensors)
+    return (*answer, tuple(dict(r) for r in records), hopper.num_sms())
+
+
+def judged_speed() -> float:
+    """For the judge's child: the student's median forward ms at SPEED_SHAPE (the judge times the peer)."""
+    from utils.isolation import MODULE_NAME
+
+    module = sys.modules[MODULE_NAME]
+    return median_ms(lambda q, k, v: module.hopper_attention(q, k, v, False))
+
+
+__all__ = [
+    "CPU_CASES",
+    "CPU_SPEED_NOTE",
+    "GPU_CASES",
+    "SPEEDUP_OVER_UNIT08",
+    "SPEED_SHAPE",
+    "check_launches",
+    "forward",
+    "judged_run",
+    "judged_speed",
+    "median_ms",
+    "speed",
+    "tiles_exceed_sms",
+    "unit08_forward",
+]
