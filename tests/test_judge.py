@@ -1,6 +1,5 @@
 """The judge: plain-data tensors, the scan, the sandbox, the child's failures, seeds and unit 06's verdicts."""
 
-import dataclasses
 import os
 import shutil
 import subprocess
@@ -216,8 +215,7 @@ def test_children_given_one_triton_cache_share_it(tmp_path):
 
 
 def judge(nb, student="alice", salt="salt", parallel_cells=1) -> dict:
-    unit = dataclasses.replace(units.UNITS[UNIT06.name], parallel_cells=parallel_cells)
-    return preprocessor.judge_notebook(nb, unit, student, salt, "auto")
+    return preprocessor.judge_notebook(nb, units.UNITS[UNIT06.name], student, salt, "auto", parallel_cells)
 
 
 def test_unit06_solution_earns_full_marks_and_the_same_scores_again():

@@ -52,9 +52,10 @@ class Unit:
     banned: list[str] = field(default_factory=list)  # "module:attribute" the student's code may not call
     suspicious: dict[str, str] = field(default_factory=dict)  # names flagged for review here, with the reason
     cells: dict[str, Cell] = field(default_factory=dict)
-    # cells judged at once, each in its own child (they share the Triton cache); 1: one child, cell after cell.
-    # Only for judges that keep no state between cells (Hypothesis, for one, is not thread-safe).
-    parallel_cells: int = 1
+    # on a GPU, cells judged at once, each in its own child (they share the Triton cache), where compiling the
+    # student's kernels dominates; 1: one child, cell after cell (always on a CPU, where the interpreter's work
+    # already fills the cores). Only for judges that keep no state between cells (Hypothesis is not thread-safe).
+    parallel_cells_on_gpu: int = 1
 
     def cell(self, grade_id: str, properties: dict[str, float], **options) -> Callable:
         def register(check: Callable[[Judgement], None]) -> Callable[[Judgement], None]:

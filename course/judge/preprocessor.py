@@ -116,9 +116,12 @@ class Judge(NbGraderPreprocessor):
         return nb, resources
 
 
-def judge_notebook(nb, unit: Unit, student: str, salt: str, requested_sandbox: str) -> dict:
-    """Judge the notebook's cells in place; return the summary (scores, seeds, sandbox, flags, and whether
-    each cell's visible self-check passed in the notebook)."""
+def judge_notebook(
+    nb, unit: Unit, student: str, salt: str, requested_sandbox: str, parallel_cells: int | None = None
+) -> dict:
+    """Judge the notebook's cells in place, `parallel_cells` at once (default: the unit's choice on a GPU, else
+    1); return the summary (scores, seeds, sandbox, flags, and whether each cell's visible self-check passed in
+    the notebook)."""
     mechanism, _ = sandbox.choose(requested_sandbox)
     source = module_source(nb, unit.student_cells, unit.preamble)
     findings = scan(source, unit.banned, unit.suspicious)
@@ -126,6 +129,7 @@ def judge_notebook(nb, unit: Unit, student: str, salt: str, requested_sandbox: s
     reasons = [str(f) for f in findings]
     reasons += [f"{gid}: {FLAG_ALTERED}" for gid in nb.metadata.get(restore.ALTERED, [])]
     on_gpu = utils.mode().is_gpu
+    parallel_cells = parallel_cells or (unit.parallel_cells_on_gpu if on_gpu else 1)
     settings = {"banned": unit.banned, "ban_fused_attention": True}
     cells = [
         cell
@@ -182,7 +186,7 @@ def judge_notebook(nb, unit: Unit, student: str, salt: str, requested_sandbox: s
         }
 
     try:
-        with ThreadPoolExecutor(unit.parallel_cells) as pool:
+        with ThreadPoolExecutor(parallel_cells) as pool:
             verdicts = list(pool.map(judge_one, cells))
     finally:
         for each in children:

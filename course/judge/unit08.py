@@ -41,7 +41,7 @@ UNIT = Unit(
         "utils.checks_flash_triton:reference_gradients",
     ],
     suspicious={"numpy": "NumPy (work outside PyTorch and the kernels is not seen)"},
-    parallel_cells=3,  # compiling the student's kernels dominates; three cells compile at once
+    parallel_cells_on_gpu=3,
 )
 F32, F16, BF16 = torch.float32, torch.float16, torch.bfloat16
 
