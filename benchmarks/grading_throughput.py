@@ -92,7 +92,7 @@ def main() -> int:
         if utils.mode().is_gpu
         else set(notebooks.gpu_only_tests(notebooks.read(COURSE.source / UNIT / nb_name)))
     )
-    jobs = args.jobs or grade.default_jobs(len(plan), grade.cpu_count(), utils.mode().is_gpu)
+    jobs = args.jobs or grade.default_jobs(len(plan), grade.cpu_count(), grade.gpu_memory_gib())
     rounds = []
     with tempfile.TemporaryDirectory(prefix="throughput-") as tmp:
         course = build(Path(tmp), plan)

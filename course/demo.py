@@ -16,7 +16,17 @@ from utils.messages import bilingual
 OUTPUT = COURSE.root / "course_output" / "demo"
 
 
-def overrides(course: Course, unit: str, student: dict, last_unit: bool) -> dict[str, str]:
+def crash_unit(course: Course, units: list[str]) -> str:
+    """Where the crashing student crashes: the last unit whose last notebook has more than two exercises (its
+    first is replaced by the crash; the judge still has independent ones to grade), else the last unit."""
+    for unit in reversed(units):
+        last = notebooks.read(course.source / unit / course.notebooks(unit)[-1])
+        if len(notebooks.solution_cells(last)) > 2:
+            return unit
+    return units[-1]
+
+
+def overrides(course: Course, unit: str, student: dict, crash_here: bool) -> dict[str, str]:
     """{grade_id: source} that differ from the reference answers for this student and unit."""
     changed: dict[str, str] = {}
     wrongs = wrong.load(course.wrong / unit)
@@ -28,7 +38,7 @@ def overrides(course: Course, unit: str, student: dict, last_unit: bool) -> dict
     ]
     for gid in exercises[: student.get("mistakes", 0)]:
         changed[gid] = next(w.body for w in wrongs if w.replaces == gid)
-    if "crash" in student and last_unit:
+    if "crash" in student and crash_here:
         last = notebooks.read(course.source / unit / course.notebooks(unit)[-1])
         changed[next(iter(notebooks.solution_cells(last)))] = (SAMPLE_CLASS / student["crash"]).read_text(
             "utf-8"
@@ -39,9 +49,10 @@ def overrides(course: Course, unit: str, student: dict, last_unit: bool) -> dict
 def build_class(course: Course, release_root: Path, spec: Path, dest: Path, units: list[str]) -> list[str]:
     """Write the sample class's submissions `dest/<student>/<unit>/*.ipynb` of `units`; return the student ids."""
     students = tomllib.loads(spec.read_text(encoding="utf-8"))["student"]
+    crashes_in = crash_unit(course, units)
     for student in students:
         for unit in units:
-            changed = overrides(course, unit, student, unit == units[-1])
+            changed = overrides(course, unit, student, unit == crashes_in)
             submissions.write_student(
                 release_root / unit, course.source / unit, dest / student["id"] / unit, changed
             )
@@ -55,7 +66,7 @@ def run(
     jobs: int | None = None,
     units: list[str] | None = None,
 ) -> list[grade.Row]:
-    """The demo on `course` (every unit, or `units`; the crashing student crashes in the last one), written
+    """The demo on `course` (every unit, or `units`; the crashing student crashes in `crash_unit`), written
     under `out` (wiped first)."""
     units = units or course.units()
     if not units:

@@ -34,7 +34,10 @@ DEPENDENTS = {
     "systems_lab.ipynb": {"47e2654c", "ebb3b71e", "0be10639", "df57dbcb"},
     "hopper.ipynb": set(),
 }
-GPU_DEPENDENTS = {"systems_lab.ipynb": {"69a10a18"}, "hopper.ipynb": {"cell-22"}}  # cells that call an exercise only on a GPU
+GPU_DEPENDENTS = {
+    "systems_lab.ipynb": {"69a10a18"},
+    "hopper.ipynb": {"cell-22"},
+}  # cells that call an exercise only on a GPU
 IN_CI = {"flash_attention_pytorch.ipynb"}
 
 # The kernel's launcher: the editable install of the repository is removed from the import system, the bundle

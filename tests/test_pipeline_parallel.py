@@ -116,18 +116,21 @@ def test_parallel_regrading_is_idempotent(graded):
 
 
 @pytest.mark.parametrize(
-    ("pairs", "cpus", "gpu", "expected"),
+    ("pairs", "cpus", "gpu_gib", "expected"),
     [
-        (9, 16, True, 8),
-        (9, 64, True, 8),
-        (9, 6, True, 3),
-        (9, 1, True, 1),
-        (9, 2, False, 2),
-        (1, 16, False, 1),
+        (100, 16, 80, 12),  # the H100 host: three quarters of the cores
+        (9, 16, 80, 9),
+        (100, 64, 80, 20),  # the GPU's memory bounds it
+        (100, 16, 8, 2),
+        (9, 6, 80, 4),
+        (9, 1, 80, 1),
+        (9, 16, 2, 1),
+        (9, 2, None, 2),  # a CPU: one per core
+        (1, 16, None, 1),
     ],
 )
-def test_default_jobs(pairs, cpus, gpu, expected):
-    assert grade.default_jobs(pairs, cpus, gpu) == expected
+def test_default_jobs(pairs, cpus, gpu_gib, expected):
+    assert grade.default_jobs(pairs, cpus, gpu_gib) == expected
 
 
 def test_jobs_below_one_is_a_clear_error(tmp_path, capsys):

@@ -82,7 +82,7 @@ def test_the_fallback_runs_the_unit08_kernel_and_says_so_once(monkeypatch):
     monkeypatch.setattr(reference, "_announced", set())
     calls = []
     monkeypatch.setattr(reference.HopperAttention, "apply", lambda *a: calls.append("hopper"))
-    q, k, v = grading.random_qkv(1, 40, 40, 64, requires_grad=False)
+    q, k, v = grading.random_qkv(1, 40, 40, 64, device=utils.device(), requires_grad=False)
     printed = io.StringIO()
     with redirect_stdout(printed):
         first = reference.hopper_attention(q, k, v)
@@ -94,7 +94,7 @@ def test_the_fallback_runs_the_unit08_kernel_and_says_so_once(monkeypatch):
 
 def test_a_head_dim_without_descriptor_support_falls_back(monkeypatch):
     monkeypatch.setattr(reference, "_announced", set())
-    q, k, v = grading.random_qkv(1, 30, 30, 32, requires_grad=False)
+    q, k, v = grading.random_qkv(1, 30, 30, 32, device=utils.device(), requires_grad=False)
     printed = io.StringIO()
     with redirect_stdout(printed):
         out = reference.hopper_attention(q, k, v)
@@ -262,6 +262,6 @@ def test_gpu_speed_of_the_reference_against_unit08_is_reported(capsys):
 
 
 def test_the_reference_refuses_a_scale_it_cannot_fold():
-    q, k, v = grading.random_qkv(1, 20, 20, 64, requires_grad=False)
+    q, k, v = grading.random_qkv(1, 20, 20, 64, device=utils.device(), requires_grad=False)
     with pytest.raises(ValueError, match="positive"):
         reference.HopperAttention.apply(q, k, v, False, -0.1)

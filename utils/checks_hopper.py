@@ -9,9 +9,11 @@ Tolerances against float64: `utils.checks_flash_triton.TOL` (TF32 allowed for fl
 
 Speed (GPU only, the `test_hopper_speed` cell): the forward at `SPEED_SHAPE`, non-causal, beside the course's
 unit-08 kernel (`course.reference`, tuned) measured in the same run. The student's kernel must reach
-`SPEEDUP_OVER_UNIT08` of its throughput. Calibration: NOT YET MEASURED on the H100 — `pytest -m gpu
-tests/test_unit10.py -s` prints the reference Hopper kernel's ratio; the threshold must leave the reference a
-margin (set it to about 0.9 of the measured ratio, never above it).
+`SPEEDUP_OVER_UNIT08` of its throughput. Calibration on the H100 (Triton 3.6): the reference Hopper kernel ran
+at 1.10× the unit-08 kernel alone on the GPU (median over N ≥ 4k, float16, d = 128, non-causal; `benchmarks/
+hopper_check.py`) and at 0.89× while other tests shared the GPU, so the threshold is 0.9 of the first: a margin for
+the reference, below a speedup (issue 21 asks the course's Hopper kernel for more). `pytest -m gpu
+tests/test_unit10.py -s` prints the ratio again.
 """
 
 from __future__ import annotations
@@ -54,7 +56,7 @@ GPU_CASES = [
 ]
 
 SPEED_SHAPE = (32, 4096, 128, F16)  # B·H, N, d, dtype (non-causal: the case where cuDNN led unit 08 most)
-SPEEDUP_OVER_UNIT08 = 1.0
+SPEEDUP_OVER_UNIT08 = 0.9
 _WARMUP, _ROUNDS, _REPEATS = 5, 5, 10
 CPU_SPEED_NOTE = bilingual(
     "速度只在 GPU 上评分：本单元格在这里得 0 分（解释器中无法测量速度）；教师会在 GPU 上评分",

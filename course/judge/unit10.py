@@ -46,7 +46,8 @@ PERSISTENT = (
     "a grid of at most #SMs"
 )
 SPEED = (
-    "前向吞吐量达到单元 08 内核的阈值倍数 · forward throughput reaches the threshold × the unit-08 kernel's"
+    f"前向吞吐量至少为单元 08 内核的 {checks.SPEEDUP_OVER_UNIT08} 倍 · forward throughput at least "
+    f"{checks.SPEEDUP_OVER_UNIT08}× the unit-08 kernel's"
 )
 
 
