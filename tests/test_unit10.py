@@ -265,3 +265,17 @@ def test_the_reference_refuses_a_scale_it_cannot_fold():
     q, k, v = grading.random_qkv(1, 20, 20, 64, device=utils.device(), requires_grad=False)
     with pytest.raises(ValueError, match="positive"):
         reference.HopperAttention.apply(q, k, v, False, -0.1)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16])
+def test_float32_autotunes_over_its_own_small_tiles(dtype):
+    """128-row float32 tiles overflow shared memory at d = 128 on an H100: float32 searches its own 64-row configs,
+    16-bit inputs the others; the element size is in the autotune key (descriptors carry no dtype)."""
+    q = torch.zeros(1, 64, 128, dtype=dtype)
+    kept = reference._prune(
+        reference.GPU_CONFIGS + reference.FLOAT32_CONFIGS, {"q_desc": reference.descriptor(q, 64)}
+    )
+    expected = reference.FLOAT32_CONFIGS if dtype == torch.float32 else reference.GPU_CONFIGS
+    assert kept == expected
+    assert all(c.kwargs["BLOCK_Q"] <= 64 for c in reference.FLOAT32_CONFIGS)
+    assert "ELEMENT_BYTES" in reference.hopper_forward_kernel.keys
