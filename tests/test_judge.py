@@ -4,14 +4,15 @@ import os
 import shutil
 import subprocess
 import sys
+from types import SimpleNamespace
 
 import pytest
 import torch
 
 from course import ROOT, notebooks, wrong
-from course.judge import preprocessor, sandbox, student_code, units
+from course.judge import preprocessor, sandbox, student_code, triton_calls, units
 from course.judge.child import CallFailed, Child, read_plain
-from course.judge.core import seed_for
+from course.judge.core import Cell, Judgement, seed_for
 from utils import tensor_files
 
 UNIT06 = ROOT / "source" / "06_flash_attention_pytorch" / "flash_attention_pytorch.ipynb"
@@ -275,3 +276,41 @@ def test_the_notebook_kernel_runs_in_the_sandbox_and_takes_its_processes_along(t
     assert nb.cells[0].outputs[0].text.split() == ["65534", "False", "False"]
     leftover = subprocess.run(["pgrep", "-f", "sleep 313"], capture_output=True, text=True).stdout
     assert leftover == "", "a process the kernel started outlived it"
+
+
+class TimedChild:
+    """A child whose student code answers `times[warm_only]` and records what was asked."""
+
+    def __init__(self, times):
+        self.times, self.asked = times, []
+
+    def call(self, target, warm_only, timeout):
+        self.asked.append(warm_only)
+        return SimpleNamespace(result=self.times[warm_only])
+
+
+def judgement_of(child) -> Judgement:
+    cell = Cell("test_speed", {"speed": 1}, lambda j: None)
+    return Judgement(cell, child, seed=0, on_gpu=False)
+
+
+def test_speed_ratios_time_the_student_between_two_peer_timings():
+    peer = iter([(1.0, 4.0), (3.0, 8.0)])
+    child = TimedChild({True: (5.0, 9.0), False: (4.0, 12.0)})
+    ratios = triton_calls.speed_ratios(judgement_of(child), "student", lambda: next(peer), 0.5)
+    assert ratios == [0.5, 0.5] and child.asked == [True, False]
+
+
+def test_a_far_too_slow_warm_call_fails_before_the_timed_rounds():
+    limit = 2.0 / 0.5 * triton_calls.SLOW_CALL_FACTOR
+    child = TimedChild({True: (limit * 1.01,), False: (1.0,)})
+    with pytest.raises(AssertionError, match="not timed further"):
+        triton_calls.speed_ratios(judgement_of(child), "student", lambda: (2.0,), 0.5)
+    assert child.asked == [True]
+
+
+@pytest.mark.parametrize("answer", [None, (1.0,), (1.0, -1.0), (1.0, "2")])
+def test_speed_ratios_refuse_an_unreadable_measurement(answer):
+    child = TimedChild({True: answer, False: answer})
+    with pytest.raises(AssertionError, match="returned nothing"):
+        triton_calls.speed_ratios(judgement_of(child), "student", lambda: (1.0, 1.0), 0.5)

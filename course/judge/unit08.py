@@ -27,7 +27,6 @@ from course.judge.core import Judgement, Unit
 from course.judge.triton_calls import kernel_did_the_work, run, same_dtype
 from utils import checks_flash_triton as checks
 from utils import grading
-from utils.measure import timing_lock
 from utils.triton_checks import ATTENTION_OPS
 
 UNIT = Unit(
@@ -344,24 +343,18 @@ def memory(j: Judgement) -> None:
 
 @UNIT.cell("test_performance", {SPEED: 1}, selfcheck=SPEED, gpu_only=frozenset({SPEED}), timeout=600)
 def performance(j: Judgement) -> None:
-    """The student's kernels are timed in the child under the GPU timing lock; SDPA, the peer, is timed here
-    (before and after), where the student's code cannot slow it down."""
+    """The student's kernels are timed in the child (`triton_calls.speed_ratios`); SDPA, the peer, is timed
+    here, where the student's code cannot slow it down."""
     if not j.on_gpu:
         return
     with j.case(SPEED, "B·H = 16, N = 4096, d = 64, float16"):
-        peer_before = checks.median_ms(checks.sdpa)
-        with timing_lock():
-            student = j.call("utils.checks_flash_triton.judged_performance").result
-        peer_after = checks.median_ms(checks.sdpa)
-        j.expect(
-            isinstance(student, tuple)
-            and len(student) == 2
-            and all(isinstance(t, float) and t > 0 for t in student),
-            "性能测量没有返回结果",
-            "the performance measurement returned nothing",
-        )
         threshold = checks.PERF_FRACTION_OF_SDPA
-        ratios = [(a + b) / 2 / t for a, b, t in zip(peer_before, peer_after, student, strict=True)]
+        ratios = triton_calls.speed_ratios(
+            j,
+            "utils.checks_flash_triton.judged_performance",
+            lambda: checks.median_ms(checks.sdpa),
+            threshold,
+        )
         j.expect(
             min(ratios) >= threshold,
             f"前向为 SDPA 吞吐量的 {ratios[0]:.2f} 倍，前向+反向为 {ratios[1]:.2f} 倍，阈值 {threshold} 倍",

@@ -25,7 +25,6 @@ from course.judge.core import Judgement, Unit
 from course.judge.triton_calls import kernel_did_the_work, same_dtype
 from utils import checks_hopper as checks
 from utils import grading
-from utils.measure import timing_lock
 from utils.triton_checks import ATTENTION_OPS
 
 UNIT = Unit(
@@ -117,24 +116,17 @@ def hopper_forward(j: Judgement) -> None:
 
 @UNIT.cell("test_hopper_speed", {SPEED: 1}, gpu_only=frozenset({SPEED}), timeout=600)
 def hopper_speed(j: Judgement) -> None:
-    """The student's forward is timed in the child under the GPU timing lock; the unit-08 kernel, the peer, is
-    timed here (before and after), where the student's code cannot slow it down."""
+    """The student's forward is timed in the child (`triton_calls.speed_ratios`); the unit-08 kernel, the peer,
+    is timed here, where the student's code cannot slow it down."""
     if not j.on_gpu:
         return
     b, n, d, _ = checks.SPEED_SHAPE
     with j.case(SPEED, f"B·H = {b}, N = {n}, d = {d}, float16, non-causal"):
         peer = checks.unit08_forward()
-        peer_before = checks.median_ms(peer)
-        with timing_lock():
-            student = j.call("utils.checks_hopper.judged_speed").result
-        peer_after = checks.median_ms(peer)
-        j.expect(
-            isinstance(student, float) and student > 0,
-            "性能测量没有返回结果",
-            "the performance measurement returned nothing",
-        )
-        ratio = (peer_before + peer_after) / 2 / student
         threshold = checks.SPEEDUP_OVER_UNIT08
+        (ratio,) = triton_calls.speed_ratios(
+            j, "utils.checks_hopper.judged_speed", lambda: (checks.median_ms(peer),), threshold
+        )
         j.expect(
             ratio >= threshold,
             f"前向为单元 08 内核吞吐量的 {ratio:.2f} 倍，阈值 {threshold} 倍",
