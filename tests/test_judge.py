@@ -4,6 +4,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from types import SimpleNamespace
 
 import pytest
@@ -279,14 +280,15 @@ def test_the_notebook_kernel_runs_in_the_sandbox_and_takes_its_processes_along(t
 
 
 class TimedChild:
-    """A child whose student code answers `times[warm_only]` and records what was asked."""
+    """A child whose student code answers `times[repeats == 1]` (the warm call, then a round) and records the
+    repeats asked for."""
 
     def __init__(self, times):
         self.times, self.asked = times, []
 
-    def call(self, target, warm_only, timeout):
-        self.asked.append(warm_only)
-        return SimpleNamespace(result=self.times[warm_only])
+    def call(self, target, repeats, timeout):
+        self.asked.append(repeats)
+        return SimpleNamespace(result=self.times[repeats == 1])
 
 
 def judgement_of(child) -> Judgement:
@@ -294,23 +296,26 @@ def judgement_of(child) -> Judgement:
     return Judgement(cell, child, seed=0, on_gpu=False)
 
 
-def test_speed_ratios_time_the_student_between_two_peer_timings():
-    peer = iter([(1.0, 4.0), (3.0, 8.0)])
-    child = TimedChild({True: (5.0, 9.0), False: (4.0, 12.0)})
-    ratios = triton_calls.speed_ratios(judgement_of(child), "student", lambda: next(peer), 0.5)
-    assert ratios == [0.5, 0.5] and child.asked == [True, False]
+def peer_taking(*seconds):
+    return [lambda s=s: time.sleep(s) for s in seconds]
+
+
+def test_speed_ratios_compare_the_student_and_the_peer_round_by_round():
+    child = TimedChild({True: (50.0, 50.0), False: (2.0, 40.0)})
+    ratios = triton_calls.speed_ratios(judgement_of(child), "student", peer_taking(0.001, 0.004), 0.01)
+    assert ratios == pytest.approx([0.5, 0.1], rel=0.5)
+    assert child.asked == [1] + [triton_calls.REPEATS] * triton_calls.ROUNDS
 
 
 def test_a_far_too_slow_warm_call_fails_before_the_timed_rounds():
-    limit = 2.0 / 0.5 * triton_calls.SLOW_CALL_FACTOR
-    child = TimedChild({True: (limit * 1.01,), False: (1.0,)})
+    child = TimedChild({True: (1000.0,), False: (1.0,)})  # the limit: 1 ms / 0.5 * SLOW_CALL_FACTOR
     with pytest.raises(AssertionError, match="not timed further"):
-        triton_calls.speed_ratios(judgement_of(child), "student", lambda: (2.0,), 0.5)
-    assert child.asked == [True]
+        triton_calls.speed_ratios(judgement_of(child), "student", peer_taking(0.001), 0.5)
+    assert child.asked == [1]
 
 
 @pytest.mark.parametrize("answer", [None, (1.0,), (1.0, -1.0), (1.0, "2")])
 def test_speed_ratios_refuse_an_unreadable_measurement(answer):
     child = TimedChild({True: answer, False: answer})
     with pytest.raises(AssertionError, match="returned nothing"):
-        triton_calls.speed_ratios(judgement_of(child), "student", lambda: (1.0, 1.0), 0.5)
+        triton_calls.speed_ratios(judgement_of(child), "student", peer_taking(0, 0), 0.5)

@@ -36,7 +36,7 @@ from utils.grading import (
     reference_gradients,
     saved_tensors,
 )
-from utils.measure import attention_flops, compare_ms, time_ms
+from utils.measure import attention_flops, compare_ms, round_ms
 from utils.messages import bilingual
 from utils.runtime import device, interpreter
 from utils.triton_checks import ATTENTION_OPS, count_launches, forbid_torch_ops, require_launches
@@ -379,16 +379,13 @@ def sweep_student(module, ns: list[int], batch_heads: int, d: int) -> list[dict]
     return sweep({text("你的内核", "your kernels"): make}, ns, progress=False)
 
 
-def judged_performance(warm_only: bool = False) -> tuple[float, float]:
-    """For the judge's child: the student's (forward, forward+backward) ms at PERF_SHAPE, the medians of the
-    timed rounds, or with `warm_only` one call each after a first (compiling) one. The judge times SDPA in its
-    own process, where the student's code cannot reach it."""
+def judged_performance(repeats: int) -> tuple[float, float]:
+    """For the judge's child: one round of the student's (forward, forward+backward) at PERF_SHAPE, each the
+    median ms of `repeats` calls after an untimed one. The judge times SDPA in its own process, where the
+    student's code cannot reach it, in the same rounds."""
     from utils.isolation import MODULE_NAME
 
-    attention = student_attention(sys.modules[MODULE_NAME])
-    if warm_only:
-        return tuple(time_ms(fn, warmup=1, repeats=1) for fn in perf_calls(attention).values())
-    return median_ms(attention)
+    return round_ms(perf_calls(student_attention(sys.modules[MODULE_NAME])).values(), repeats)
 
 
 __all__ = [

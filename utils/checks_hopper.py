@@ -28,7 +28,7 @@ from utils import checks_flash_triton as unit08
 from utils import hopper
 from utils.attention import course_kernels
 from utils.grading import assert_close, forbid_shortcuts, random_qkv, reference_attention
-from utils.measure import attention_flops, compare_ms, time_ms
+from utils.measure import attention_flops, compare_ms, round_ms
 from utils.messages import bilingual
 from utils.runtime import device, interpreter
 from utils.triton_checks import ATTENTION_OPS, count_launches, forbid_torch_ops, require_launches
@@ -145,11 +145,10 @@ def speed_inputs():
     return random_qkv(b, n, n, d, dtype=dtype, device=device(), requires_grad=False)
 
 
-def median_ms(attention) -> float:
-    """Median ms of `attention`'s forward at SPEED_SHAPE."""
+def speed_call(attention):
+    """A zero-argument call of `attention(q, k, v)` on fresh SPEED_SHAPE inputs."""
     q, k, v = speed_inputs()
-    ms = compare_ms({"f": lambda: attention(q, k, v)}, rounds=_ROUNDS, warmup=_WARMUP, repeats=_REPEATS)
-    return statistics.median(ms["f"])
+    return lambda: attention(q, k, v)
 
 
 def speed(module) -> int | None:
@@ -202,20 +201,13 @@ def judged_run(target: str, plan: dict, *tensors):
     return (*answer, tuple(dict(r) for r in records), hopper.num_sms())
 
 
-def judged_speed(warm_only: bool = False) -> tuple[float]:
-    """For the judge's child: the student's forward ms at SPEED_SHAPE, the median of the timed rounds, or with
-    `warm_only` one call after a first (compiling) one. The judge times the peer."""
+def judged_speed(repeats: int) -> tuple[float]:
+    """For the judge's child: one round of the student's forward at SPEED_SHAPE, the median ms of `repeats`
+    calls after an untimed one. The judge times the peer in the same rounds."""
     from utils.isolation import MODULE_NAME
 
     module = sys.modules[MODULE_NAME]
-
-    def attention(q, k, v):
-        return module.hopper_attention(q, k, v, False)
-
-    if warm_only:
-        q, k, v = speed_inputs()
-        return (time_ms(lambda: attention(q, k, v), warmup=1, repeats=1),)
-    return (median_ms(attention),)
+    return round_ms([speed_call(lambda q, k, v: module.hopper_attention(q, k, v, False))], repeats)
 
 
 __all__ = [
@@ -228,8 +220,8 @@ __all__ = [
     "forward",
     "judged_run",
     "judged_speed",
-    "median_ms",
     "speed",
+    "speed_call",
     "tiles_exceed_sms",
     "unit08_forward",
 ]

@@ -135,9 +135,14 @@ def compare_ms(
     per_round = {name: [] for name in fns}
     for _ in range(rounds):
         with timing_lock():
-            for name, fn in fns.items():
-                per_round[name].append(time_ms(fn, warmup=1, repeats=repeats))
+            for name, ms in zip(fns, round_ms(fns.values(), repeats), strict=True):
+                per_round[name].append(ms)
     return per_round
+
+
+def round_ms(fns: Iterable[Callable[[], object]], repeats: int = 10) -> tuple[float, ...]:
+    """One round of timings: each function's median ms over `repeats` calls after one untimed call."""
+    return tuple(time_ms(fn, warmup=1, repeats=repeats) for fn in fns)
 
 
 def peak_memory_bytes(fn: Callable[[], object]) -> int:

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import statistics
+from collections.abc import Callable
+
 from course.judge.core import Judgement
-from utils.measure import timing_lock
+from utils.measure import round_ms, timing_lock
 
 ENTRY = "utils.judged_triton.run"
 PREAMBLE = (
@@ -79,6 +82,11 @@ def same_dtype(j: Judgement, tensor, dtype, what: str) -> None:
     )
 
 
+# The speed cells time the student's code (in the child) and the peer (here) in alternating rounds, both in a
+# round under the GPU timing lock, and compare them round by round: other gradings' work on the GPU (not timed,
+# so not excluded by the lock) then slows both alike. Before and after whole timings disagreed by 20 % with 9
+# gradings at once on the H100 and flipped unit 10's verdict on a regrade.
+ROUNDS, REPEATS = 5, 10
 # A student's warm call slower than SLOW_CALL_FACTOR times what the speed threshold allows fails without the
 # timed rounds: a far too slow submission (a NumPy forward takes seconds a call) would otherwise hold the GPU
 # timing lock, which every other grader on the GPU waits for, for minutes. The warm call is timed outside the
@@ -87,25 +95,27 @@ def same_dtype(j: Judgement, tensor, dtype, what: str) -> None:
 SLOW_CALL_FACTOR = 10
 
 
-def speed_ratios(j: Judgement, target: str, peer_ms, threshold: float) -> list[float]:
-    """Per measurement, the student's throughput over the peer's: the peer (`peer_ms()`, a tuple of median ms)
-    timed here before and after; the student's `target` in the child, first one warm call outside the GPU
-    timing lock (`target(True)`, its ms), then the timed rounds under it (`target(False)`)."""
-    peer_before = peer_ms()
+def speed_ratios(
+    j: Judgement, target: str, peer: list[Callable[[], object]], threshold: float
+) -> list[float]:
+    """Per measurement, the median over ROUNDS of the student's throughput over the peer's. `peer`: the peer's
+    zero-argument calls, run here; `target(repeats)`: the child's matching calls of the student's code, each
+    timed as the median of `repeats` calls after an untimed one (`utils.measure.round_ms`). First one warm
+    call each outside the lock: a far too slow one fails there (SLOW_CALL_FACTOR)."""
 
-    def student_ms(warm_only: bool) -> tuple[float, ...]:
-        times = j.call(target, warm_only).result
+    def student_ms(repeats: int) -> tuple[float, ...]:
+        times = j.call(target, repeats).result
         j.expect(
             isinstance(times, tuple)
-            and len(times) == len(peer_before)
+            and len(times) == len(peer)
             and all(isinstance(t, float) and t > 0 for t in times),
             "性能测量没有返回结果",
             "the performance measurement returned nothing",
         )
         return times
 
-    warm = student_ms(True)
-    limits = [ms / threshold * SLOW_CALL_FACTOR for ms in peer_before]
+    peer_warm, warm = round_ms(peer, repeats=1), student_ms(1)
+    limits = [ms / threshold * SLOW_CALL_FACTOR for ms in peer_warm]
     j.expect(
         all(t <= limit for t, limit in zip(warm, limits, strict=True)),
         f"一次调用用了 {' / '.join(f'{t:.1f}' for t in warm)} ms，远远达不到阈值 {threshold} 倍（上限 "
@@ -113,7 +123,9 @@ def speed_ratios(j: Judgement, target: str, peer_ms, threshold: float) -> list[f
         f"one call took {' / '.join(f'{t:.1f}' for t in warm)} ms, far too slow for the {threshold}× threshold (limit "
         f"{' / '.join(f'{t:.1f}' for t in limits)} ms); not timed further",
     )
-    with timing_lock():
-        timed = student_ms(False)
-    peer_after = peer_ms()
-    return [(a + b) / 2 / t for a, b, t in zip(peer_before, peer_after, timed, strict=True)]
+    per_round = []
+    for _ in range(ROUNDS):
+        with timing_lock():
+            peer_ms, ms = round_ms(peer, repeats=REPEATS), student_ms(REPEATS)
+        per_round.append([p / t for p, t in zip(peer_ms, ms, strict=True)])
+    return [statistics.median(ratios) for ratios in zip(*per_round, strict=True)]

@@ -122,11 +122,9 @@ def hopper_speed(j: Judgement) -> None:
         return
     b, n, d, _ = checks.SPEED_SHAPE
     with j.case(SPEED, f"B·H = {b}, N = {n}, d = {d}, float16, non-causal"):
-        peer = checks.unit08_forward()
+        peer = [checks.speed_call(checks.unit08_forward())]
         threshold = checks.SPEEDUP_OVER_UNIT08
-        (ratio,) = triton_calls.speed_ratios(
-            j, "utils.checks_hopper.judged_speed", lambda: (checks.median_ms(peer),), threshold
-        )
+        (ratio,) = triton_calls.speed_ratios(j, "utils.checks_hopper.judged_speed", peer, threshold)
         j.expect(
             ratio >= threshold,
             f"前向为单元 08 内核吞吐量的 {ratio:.2f} 倍，阈值 {threshold} 倍",
