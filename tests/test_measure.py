@@ -12,6 +12,8 @@ import utils
 from utils.attention.naive import naive_attention
 from utils.grading import random_qkv
 from utils.measure import (
+    SLOW_CALL_FACTOR,
+    assert_not_far_too_slow,
     attention_flops,
     compare_ms,
     exclusive_file_lock,
@@ -179,3 +181,11 @@ def test_sweep_does_not_swallow_other_errors():
 
     with pytest.raises(RuntimeError, match="a real bug"):
         sweep({"f": make}, [1], progress=False)
+
+
+def test_a_warm_call_fails_only_when_far_too_slow_for_the_threshold():
+    limit = 2.0 / 0.5 * SLOW_CALL_FACTOR  # peer 2 ms, threshold 0.5 of its throughput
+    assert_not_far_too_slow((limit, 1.0), (2.0, 9.0), 0.5)
+    with pytest.raises(AssertionError, match="far too slow") as failure:
+        assert_not_far_too_slow((1.0, limit * 1.01), (9.0, 2.0), 0.5)
+    assert "远远达不到" in str(failure.value)

@@ -139,7 +139,8 @@ def test_on_a_gpu_the_threshold_is_far_from_the_solution_and_from_the_slow_kerne
     assert min(ratios[None].values()) >= 1.5 * threshold, ratios
     assert ratios[SLOW]["forward"] <= threshold / 1.5, ratios
     assert checks_flash_triton.performance(student_module(tmp_path)) is None
-    with pytest.raises(AssertionError, match="forward at"):
+    # the row-by-row forward (~90x SDPA's time) is near the warm call's limit (67x): either failure is right
+    with pytest.raises(AssertionError, match="far too slow|forward at"):
         checks_flash_triton.performance(student_module(tmp_path, SLOW))
 
 

@@ -36,7 +36,7 @@ from utils.grading import (
     reference_gradients,
     saved_tensors,
 )
-from utils.measure import attention_flops, compare_ms, round_ms
+from utils.measure import assert_not_far_too_slow, attention_flops, compare_ms, round_ms
 from utils.messages import bilingual
 from utils.runtime import device, interpreter
 from utils.triton_checks import ATTENTION_OPS, count_launches, forbid_torch_ops, require_launches
@@ -301,11 +301,15 @@ def student_attention(module):
     return lambda q, k, v: module.FlashAttentionTriton.apply(q, k, v, False)
 
 
-def measure_performance(module) -> dict[str, dict[str, float]]:
+def measure_performance(module, give_up_below: float | None = None) -> dict[str, dict[str, float]]:
     """{"forward" | "forward+backward": {"student", "sdpa": median TFLOP/s, "ratio": median per-round
-    student/SDPA throughput}} at PERF_SHAPE on this GPU, timed in turns (see `utils.measure.compare_ms`)."""
+    student/SDPA throughput}} at PERF_SHAPE on this GPU, timed in turns (see `utils.measure.compare_ms`).
+    `give_up_below`: a ratio; a warm call far too slow for it fails before the timed rounds."""
     b, n_q, n_k, d, _ = PERF_SHAPE
     calls = {"student": perf_calls(student_attention(module)), "sdpa": perf_calls(sdpa)}
+    if give_up_below is not None:
+        warm = {name: round_ms(runs.values(), repeats=1) for name, runs in calls.items()}
+        assert_not_far_too_slow(warm["student"], warm["sdpa"], give_up_below)
     results = {}
     for what in ("forward", "forward+backward"):
         flops = attention_flops(b, n_q, n_k, d, is_causal=False, backward=what != "forward")
@@ -336,7 +340,7 @@ def performance(module) -> int | None:
     b, n_q, _, d, _ = PERF_SHAPE
     print(f"B={b}, N={n_q}, d={d}, float16, {utils.mode().name}")
     slow = []
-    for what, result in measure_performance(module).items():
+    for what, result in measure_performance(module, give_up_below=PERF_FRACTION_OF_SDPA).items():
         ratio = result["ratio"]
         zh_what = {"forward": "前向", "forward+backward": "前向+反向"}[what]
         print(

@@ -6,7 +6,7 @@ import statistics
 from collections.abc import Callable
 
 from course.judge.core import Judgement
-from utils.measure import round_ms, timing_lock
+from utils.measure import assert_not_far_too_slow, round_ms, timing_lock
 
 ENTRY = "utils.judged_triton.run"
 PREAMBLE = (
@@ -87,12 +87,6 @@ def same_dtype(j: Judgement, tensor, dtype, what: str) -> None:
 # so not excluded by the lock) then slows both alike. Before and after whole timings disagreed by 20 % with 9
 # gradings at once on the H100 and flipped unit 10's verdict on a regrade.
 ROUNDS, REPEATS = 5, 10
-# A student's warm call slower than SLOW_CALL_FACTOR times what the speed threshold allows fails without the
-# timed rounds: a far too slow submission (a NumPy forward takes seconds a call) would otherwise hold the GPU
-# timing lock, which every other grader on the GPU waits for, for minutes. The warm call is timed outside the
-# lock, so other gradings may slow it down: the factor leaves them that room (on the H100 the unit-08 reference
-# runs at 1.5x SDPA's time against a limit of 67x; unit 10's at 0.9x the unit-08 kernel's against 11x).
-SLOW_CALL_FACTOR = 10
 
 
 def speed_ratios(
@@ -101,7 +95,7 @@ def speed_ratios(
     """Per measurement, the median over ROUNDS of the student's throughput over the peer's. `peer`: the peer's
     zero-argument calls, run here; `target(repeats)`: the child's matching calls of the student's code, each
     timed as the median of `repeats` calls after an untimed one (`utils.measure.round_ms`). First one warm
-    call each outside the lock: a far too slow one fails there (SLOW_CALL_FACTOR)."""
+    call each outside the lock: a far too slow one fails there (`utils.measure.SLOW_CALL_FACTOR`)."""
 
     def student_ms(repeats: int) -> tuple[float, ...]:
         times = j.call(target, repeats).result
@@ -115,14 +109,7 @@ def speed_ratios(
         return times
 
     peer_warm, warm = round_ms(peer, repeats=1), student_ms(1)
-    limits = [ms / threshold * SLOW_CALL_FACTOR for ms in peer_warm]
-    j.expect(
-        all(t <= limit for t, limit in zip(warm, limits, strict=True)),
-        f"一次调用用了 {' / '.join(f'{t:.1f}' for t in warm)} ms，远远达不到阈值 {threshold} 倍（上限 "
-        f"{' / '.join(f'{t:.1f}' for t in limits)} ms），不再计时",
-        f"one call took {' / '.join(f'{t:.1f}' for t in warm)} ms, far too slow for the {threshold}× threshold (limit "
-        f"{' / '.join(f'{t:.1f}' for t in limits)} ms); not timed further",
-    )
+    assert_not_far_too_slow(warm, peer_warm, threshold)
     per_round = []
     for _ in range(ROUNDS):
         with timing_lock():
