@@ -9,11 +9,12 @@ Tolerances against float64: `utils.checks_flash_triton.TOL` (TF32 allowed for fl
 
 Speed (GPU only, the `test_hopper_speed` cell): the forward at `SPEED_SHAPE`, non-causal, beside the course's
 unit-08 kernel (`course.reference`, tuned) measured in the same run. The student's kernel must reach
-`SPEEDUP_OVER_UNIT08` of its throughput. Calibration on the H100 (Triton 3.6): the reference Hopper kernel ran
-at 1.10× the unit-08 kernel alone on the GPU (median over N ≥ 4k, float16, d = 128, non-causal; `benchmarks/
-hopper_check.py`) and at 0.89× while other tests shared the GPU, so the threshold is 0.9 of the first: a margin for
-the reference, below a speedup (issue 21 asks the course's Hopper kernel for more). `pytest -m gpu
-tests/test_unit10.py -s` prints the ratio again.
+`SPEEDUP_OVER_UNIT08` of its throughput: no speedup, a check that descriptors and a persistent grid kept unit 08's
+speed. Calibration on the H100 (Triton 3.6): the reference Hopper kernel ran at 1.10x the unit-08 kernel alone on
+the GPU (`benchmarks/hopper_check.py`) and at 0.86x in the same process, timed in alternating rounds (`pytest -m
+gpu tests/test_unit10.py -s`, which prints the ratio again); a threshold of 0.9 failed the reference on a
+regrade with 9 gradings at once. 0.6 leaves it a margin of 1.4x. Issue 21 asks the course's Hopper kernel for
+more.
 """
 
 from __future__ import annotations
@@ -56,7 +57,7 @@ GPU_CASES = [
 ]
 
 SPEED_SHAPE = (32, 4096, 128, F16)  # B·H, N, d, dtype (non-causal: the case where cuDNN led unit 08 most)
-SPEEDUP_OVER_UNIT08 = 0.9
+SPEEDUP_OVER_UNIT08 = 0.6
 _WARMUP, _ROUNDS, _REPEATS = 5, 5, 10
 CPU_SPEED_NOTE = bilingual(
     "速度只在 GPU 上评分：本单元格在这里得 0 分（解释器中无法测量速度）；教师会在 GPU 上评分",

@@ -41,6 +41,7 @@ UNIT = Unit(
     preamble=(
         "import math\n\nimport torch\n\nimport utils\n"
         "import utils.sweeps  # the judge's entry point in its child (not a line of the notebook)\n"
+        "from utils.softmax_state import finite_max\n"
     ),
     banned=["utils.softmax_kernels:row_softmax", "utils.online_softmax_plots:steps"],
 )

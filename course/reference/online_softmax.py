@@ -10,10 +10,7 @@ from __future__ import annotations
 
 import torch
 
-
-def finite_max(m: torch.Tensor) -> torch.Tensor:
-    """m with −∞ replaced by 0: subtracting it keeps e^{x−m} = 0 for x = −∞ instead of e^{−∞+∞} = NaN."""
-    return torch.where(torch.isneginf(m), torch.zeros_like(m), m)
+from utils.softmax_state import finite_max
 
 
 def online_softmax(x, block_size):

@@ -1,11 +1,6 @@
 # selftest-notebook: online_softmax.ipynb
 # selftest-replaces: os_online_softmax
 # Variant: statistics in float64 whatever the input (more than the float32 asked for), output blocks collected and concatenated. / 变体：不论输入如何都用 float64 统计量，输出块收集后拼接。
-def finite_max(m):
-    """m with -inf replaced by 0: e^(x - finite_max(m)) is 0, not NaN, where m = -inf (given)."""
-    return torch.where(torch.isneginf(m), torch.zeros_like(m), m)
-
-
 def online_softmax(x, block_size):
     starts = range(0, x.shape[-1], block_size)
     m = torch.full(x.shape[:-1], float("-inf"), dtype=torch.float64, device=x.device)

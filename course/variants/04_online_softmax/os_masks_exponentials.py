@@ -1,11 +1,6 @@
 # selftest-notebook: online_softmax.ipynb
 # selftest-replaces: os_online_softmax
 # Variant: no finite_max: exponentials of masked entries are zeroed with torch.where, NaN-free by construction. / 变体：不用 finite_max：用 torch.where 把被遮住位置的指数置 0。
-def finite_max(m):
-    """m with -inf replaced by 0: e^(x - finite_max(m)) is 0, not NaN, where m = -inf (given)."""
-    return torch.where(torch.isneginf(m), torch.zeros_like(m), m)
-
-
 def online_softmax(x, block_size):
     n = x.shape[-1]
     work = torch.promote_types(x.dtype, torch.float32)

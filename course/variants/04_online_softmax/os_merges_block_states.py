@@ -1,11 +1,6 @@
 # selftest-notebook: online_softmax.ipynb
 # selftest-replaces: os_online_softmax
 # Variant: each block's own (m, l), folded in with merge_softmax_states (the cell below). / 变体：每块先求自己的 (m, l)，再用下面单元格的 merge_softmax_states 合并。
-def finite_max(m):
-    """m with -inf replaced by 0: e^(x - finite_max(m)) is 0, not NaN, where m = -inf (given)."""
-    return torch.where(torch.isneginf(m), torch.zeros_like(m), m)
-
-
 def online_softmax(x, block_size):
     work = torch.promote_types(x.dtype, torch.float32)
     m = torch.full(x.shape[:-1], float("-inf"), dtype=work, device=x.device)

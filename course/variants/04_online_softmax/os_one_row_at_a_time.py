@@ -3,11 +3,6 @@
 # Variant: one row at a time with plain Python floats for m and l (leading dims walked with itertools). / 变体：一次一行，m 和 l 用 Python 浮点数（用 itertools 遍历前面的维）。
 import itertools
 
-def finite_max(m):
-    """m with -inf replaced by 0: e^(x - finite_max(m)) is 0, not NaN, where m = -inf (given)."""
-    return torch.where(torch.isneginf(m), torch.zeros_like(m), m)
-
-
 def online_softmax(x, block_size):
     n = x.shape[-1]
     work = torch.promote_types(x.dtype, torch.float32)

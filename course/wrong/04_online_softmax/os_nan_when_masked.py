@@ -3,11 +3,6 @@
 # selftest-must-fail: test_online_softmax
 # Mistake: subtracts the running maximum itself, so a block of -inf before any finite score gives e^(-inf + inf) = NaN.
 # 错误：直接减去运行最大值，开头全是 -inf 的块得到 e^(-inf + inf) = NaN。
-def finite_max(m):
-    """m with -inf replaced by 0: e^(x - finite_max(m)) is 0, not NaN, where m = -inf (given)."""
-    return torch.where(torch.isneginf(m), torch.zeros_like(m), m)
-
-
 def online_softmax(x, block_size):
     n = x.shape[-1]
     work = torch.promote_types(x.dtype, torch.float32)

@@ -3,11 +3,6 @@
 # selftest-must-fail: test_online_softmax
 # Mistake: when the maximum grows, the sum kept so far is not multiplied by e^(m - m').
 # 错误：最大值变大时，没有把已累加的和乘以 e^(m - m')。
-def finite_max(m):
-    """m with -inf replaced by 0: e^(x - finite_max(m)) is 0, not NaN, where m = -inf (given)."""
-    return torch.where(torch.isneginf(m), torch.zeros_like(m), m)
-
-
 def online_softmax(x, block_size):
     n = x.shape[-1]
     work = torch.promote_types(x.dtype, torch.float32)

@@ -3,11 +3,6 @@
 # selftest-must-fail: test_online_softmax
 # Mistake: keeps m and the running sum in the input's dtype (float16/bfloat16 sums stop growing on long rows).
 # 错误：m 和运行和用输入的 dtype（长行上 float16/bfloat16 的和加不上去）。
-def finite_max(m):
-    """m with -inf replaced by 0: e^(x - finite_max(m)) is 0, not NaN, where m = -inf (given)."""
-    return torch.where(torch.isneginf(m), torch.zeros_like(m), m)
-
-
 def online_softmax(x, block_size):
     n = x.shape[-1]
     m = torch.full(x.shape[:-1], float("-inf"), dtype=x.dtype, device=x.device)

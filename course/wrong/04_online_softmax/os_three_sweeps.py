@@ -3,11 +3,6 @@
 # selftest-must-fail: test_online_softmax
 # Mistake: the safe softmax in three sweeps over the blocks (the maximum, then the sum, then normalise).
 # 错误：对各块扫三遍的安全 softmax（先求最大值，再求和，再归一化）。
-def finite_max(m):
-    """m with -inf replaced by 0: e^(x - finite_max(m)) is 0, not NaN, where m = -inf (given)."""
-    return torch.where(torch.isneginf(m), torch.zeros_like(m), m)
-
-
 def online_softmax(x, block_size):
     n = x.shape[-1]
     work = torch.promote_types(x.dtype, torch.float32)
