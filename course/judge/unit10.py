@@ -9,7 +9,8 @@ judged on four properties plus a GPU-only speed cell:
   and at most `utils.hopper.num_sms()` programs where a one-program-per-tile grid would have more (the child
   reports the resolved grid of every launch, `utils.hopper.record_launches`; the judge decides);
 - speed (GPU only): the forward at `utils.checks_hopper.SPEED_SHAPE` reaches `SPEEDUP_OVER_UNIT08` of the
-  course's unit-08 kernel's throughput, the peer timed here, before and after the student's timing.
+  course's unit-08 kernel's throughput, the peer timed here, in rounds alternating with the student's
+  (`course.judge.triton_calls.speed_ratios`).
 
 Every numeric case goes through `utils.judged_triton.run` (via `utils.checks_hopper.judged_run`): a kernel must
 have run and no PyTorch operator may have done its work. In the interpreter the cases are small, float32 and
