@@ -1,5 +1,6 @@
 """utils.measure: timing, peak memory and sweeps (CPU paths; the CUDA paths run under `-m gpu`)."""
 
+import math
 import subprocess
 import sys
 import time
@@ -17,6 +18,7 @@ from utils.measure import (
     attention_flops,
     compare_ms,
     exclusive_file_lock,
+    fit_exponent,
     peak_memory_bytes,
     sweep,
     time_ms,
@@ -189,3 +191,9 @@ def test_a_warm_call_fails_only_when_far_too_slow_for_the_threshold():
     with pytest.raises(AssertionError, match="far too slow") as failure:
         assert_not_far_too_slow((1.0, limit * 1.01), (9.0, 2.0), 0.5)
     assert "远远达不到" in str(failure.value)
+
+
+def test_fit_exponent_is_the_slope_of_the_log_log_line():
+    xs = [16, 32, 64, 128]
+    assert math.isclose(fit_exponent(xs, [5 * x**-0.5 for x in xs]), -0.5)
+    assert math.isclose(fit_exponent(xs, [3 * x**2 for x in xs]), 2.0)

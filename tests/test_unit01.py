@@ -40,7 +40,9 @@ def test_unit01_executes_cleanly_and_its_demos_agree_with_the_model(tmp_path):
     rows = [line for line in table.splitlines() if "MiB" in line]
     assert len(rows) >= 5 and all(line.endswith("✓") for line in rows), table  # S ≥ 64 MiB, within 10 %
     slopes = dict(
-        re.findall(r"^\s*(.+?): .*fitted slope (\d+\.\d+)", output_of(nb, "np.polyfit"), re.MULTILINE)
+        re.findall(
+            r"^\s*(.+?): .*fitted slope (\d+\.\d+)", output_of(nb, "measure.fit_exponent"), re.MULTILINE
+        )
     )
     standard, flash = float(slopes.pop("standard")), float(slopes.popitem()[1])
     assert 1.8 <= standard <= 2.1 and 0.9 <= flash <= 1.1, (standard, flash)

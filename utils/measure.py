@@ -28,6 +28,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
+import numpy as np
 import torch
 from tqdm import tqdm
 
@@ -163,6 +164,12 @@ def assert_not_far_too_slow(ms: tuple[float, ...], peer_ms: tuple[float, ...], f
             "further: use tl.dot on whole tiles",
         )
     )
+
+
+def fit_exponent(xs, ys) -> float:
+    """The slope p of the least-squares line log y = p·log x + c (y ∝ x^p): how a measurement grows with a size."""
+    slope, _ = np.polyfit(np.log(np.asarray(xs, dtype=float)), np.log(np.asarray(ys, dtype=float)), 1)
+    return float(slope)
 
 
 def round_ms(fns: Iterable[Callable[[], object]], repeats: int = 10) -> tuple[float, ...]:

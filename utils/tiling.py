@@ -9,7 +9,6 @@
   the key block grows: the paper's block-size experiment. `three_pass_bytes` is that traffic as a formula.
 - `loop_steps`, `draw_loop_step`, `loop_strip`, `loop_slider`: which tiles of Q, K, V, S and O are in fast
   memory at each step of a tiled attention loop (a static strip of frames, and a slider in JupyterLab).
-- `fit_exponent`: the slope of a log-log fit (how the loads scale with the fast-memory size M).
 
 Launchers take `count=True` to run in Triton's interpreter through the traffic counter and return
 `(result, Traffic)`. Tensors are contiguous: (m, k) and (k, n) for the product, (BH, N, d) for attention.
@@ -192,12 +191,6 @@ def three_pass_bytes(n_q: int, n_k: int, d: int, dtype: torch.dtype, block_k: in
     return 4 * n_k * d * e + key_blocks * (3 * n_q * d * e + 7 * n_q * 4 + 2 * n_q * d * 4)
 
 
-def fit_exponent(xs, ys) -> float:
-    """The slope p of the least-squares line log y = p·log x + c (y ∝ x^p)."""
-    slope, _ = np.polyfit(np.log(np.asarray(xs, dtype=float)), np.log(np.asarray(ys, dtype=float)), 1)
-    return float(slope)
-
-
 # ---- The picture of the loop -------------------------------------------------------------------------
 
 ORDERS = ("q_outer", "kv_outer")
@@ -374,7 +367,6 @@ __all__ = [
     "plot_block_size",
     "blocked_matmul",
     "draw_loop_step",
-    "fit_exponent",
     "loop_slider",
     "loop_steps",
     "loop_strip",
