@@ -4,6 +4,7 @@ grades the bundled sample class (a correct, a partly wrong and a crashing studen
 GPU-only test cells (course/AUTHORING.md) earn nothing without a GPU, so the expected scores subtract their
 points when there is none; the amount comes from the notebooks' metadata."""
 
+import itertools
 import shutil
 
 import pytest
@@ -140,17 +141,10 @@ def test_each_row_says_where_its_grading_time_went(demo_rows):
 
 # The whole demo on the GPU host in parts, each inside a 10-minute command there (on the H100: units 08-10,
 # 9 gradings twice, 5 min; units 01-07 did not finish in 7 min beside other work).
-FIRST_OF_PART = [
-    0,
-    COURSE.units().index("05_recomputation"),
-    COURSE.units().index("08_flash_attention_triton"),
-]
+CUTS = [0, COURSE.units().index("05_recomputation"), COURSE.units().index("08_flash_attention_triton"), None]
 GPU_DEMO_PARTS = {
     f"units_{part[0][:2]}_{part[-1][:2]}": part
-    for part in (
-        COURSE.units()[start:end]
-        for start, end in zip(FIRST_OF_PART, [*FIRST_OF_PART[1:], None], strict=True)
-    )
+    for part in (COURSE.units()[start:end] for start, end in itertools.pairwise(CUTS))
 }
 
 

@@ -15,6 +15,7 @@ from utils.grading import random_qkv
 from utils.measure import (
     SLOW_CALL_FACTOR,
     assert_not_far_too_slow,
+    assert_warm_calls_not_far_too_slow,
     attention_flops,
     compare_ms,
     exclusive_file_lock,
@@ -191,6 +192,15 @@ def test_a_warm_call_fails_only_when_far_too_slow_for_the_threshold():
     with pytest.raises(AssertionError, match="far too slow") as failure:
         assert_not_far_too_slow((1.0, limit * 1.01), (9.0, 2.0), 0.5)
     assert "远远达不到" in str(failure.value)
+
+
+def test_warm_calls_are_timed_here_against_the_peers():
+    def sleeping(seconds):
+        return lambda: time.sleep(seconds)
+
+    assert_warm_calls_not_far_too_slow([sleeping(0.002)], [sleeping(0.002)], 0.5)
+    with pytest.raises(AssertionError, match="far too slow"):  # limit: ~1 ms / 0.5 * SLOW_CALL_FACTOR
+        assert_warm_calls_not_far_too_slow([sleeping(0.3)], [sleeping(0.001)], 0.5)
 
 
 def test_fit_exponent_is_the_slope_of_the_log_log_line():

@@ -36,7 +36,7 @@ from utils.grading import (
     reference_gradients,
     saved_tensors,
 )
-from utils.measure import assert_not_far_too_slow, attention_flops, compare_ms, round_ms
+from utils.measure import assert_warm_calls_not_far_too_slow, attention_flops, compare_ms, round_ms
 from utils.messages import bilingual
 from utils.runtime import device, interpreter
 from utils.triton_checks import ATTENTION_OPS, count_launches, forbid_torch_ops, require_launches
@@ -308,8 +308,7 @@ def measure_performance(module, give_up_below: float | None = None) -> dict[str,
     b, n_q, n_k, d, _ = PERF_SHAPE
     calls = {"student": perf_calls(student_attention(module)), "sdpa": perf_calls(sdpa)}
     if give_up_below is not None:
-        warm = {name: round_ms(runs.values(), repeats=1) for name, runs in calls.items()}
-        assert_not_far_too_slow(warm["student"], warm["sdpa"], give_up_below)
+        assert_warm_calls_not_far_too_slow(calls["student"].values(), calls["sdpa"].values(), give_up_below)
     results = {}
     for what in ("forward", "forward+backward"):
         flops = attention_flops(b, n_q, n_k, d, is_causal=False, backward=what != "forward")
@@ -319,12 +318,6 @@ def measure_performance(module, give_up_below: float | None = None) -> dict[str,
         ratios = [s / t for s, t in zip(ms["sdpa"], ms["student"], strict=True)]
         results[what]["ratio"] = statistics.median(ratios)
     return results
-
-
-def median_ms(attention) -> tuple[float, float]:
-    """Median ms of `attention`'s (forward, forward+backward) at PERF_SHAPE."""
-    ms = compare_ms(perf_calls(attention), rounds=_PERF_ROUNDS, warmup=_PERF_WARMUP, repeats=_PERF_REPEATS)
-    return statistics.median(ms["forward"]), statistics.median(ms["forward+backward"])
 
 
 def performance(module) -> int | None:
@@ -409,7 +402,6 @@ __all__ = [
     "judged_performance",
     "lse_and_delta",
     "measure_performance",
-    "median_ms",
     "memory",
     "peak_bound",
     "perf_calls",

@@ -29,7 +29,7 @@ from utils import checks_flash_triton as unit08
 from utils import hopper
 from utils.attention import course_kernels
 from utils.grading import assert_close, forbid_shortcuts, random_qkv, reference_attention
-from utils.measure import assert_not_far_too_slow, attention_flops, compare_ms, round_ms
+from utils.measure import assert_warm_calls_not_far_too_slow, attention_flops, compare_ms, round_ms
 from utils.messages import bilingual
 from utils.runtime import device, interpreter
 from utils.triton_checks import ATTENTION_OPS, count_launches, forbid_torch_ops, require_launches
@@ -166,8 +166,7 @@ def speed(module) -> int | None:
     q, k, v = speed_inputs()
     fns = {"student": lambda: module.hopper_attention(q, k, v, False), "peer": lambda: peer(q, k, v)}
     if peer_name != "SDPA":
-        warm = {name: round_ms([fn], repeats=1) for name, fn in fns.items()}
-        assert_not_far_too_slow(warm["student"], warm["peer"], SPEEDUP_OVER_UNIT08)
+        assert_warm_calls_not_far_too_slow([fns["student"]], [fns["peer"]], SPEEDUP_OVER_UNIT08)
     ms = compare_ms(fns, rounds=_ROUNDS, warmup=_WARMUP, repeats=_REPEATS)
     ratio = statistics.median(p / s for p, s in zip(ms["peer"], ms["student"], strict=True))
     tflops = {name: flops / statistics.median(t) / 1e9 for name, t in ms.items()}

@@ -166,6 +166,14 @@ def assert_not_far_too_slow(ms: tuple[float, ...], peer_ms: tuple[float, ...], f
     )
 
 
+def assert_warm_calls_not_far_too_slow(
+    fns: Iterable[Callable[[], object]], peer_fns: Iterable[Callable[[], object]], fraction: float
+) -> None:
+    """One warm call of each function and of its peer (`round_ms` with one repeat), then
+    `assert_not_far_too_slow`: for visible self-checks, where both run in this process."""
+    assert_not_far_too_slow(round_ms(fns, repeats=1), round_ms(peer_fns, repeats=1), fraction)
+
+
 def fit_exponent(xs, ys) -> float:
     """The slope p of the least-squares line log y = p·log x + c (y ∝ x^p): how a measurement grows with a size."""
     slope, _ = np.polyfit(np.log(np.asarray(xs, dtype=float)), np.log(np.asarray(ys, dtype=float)), 1)
