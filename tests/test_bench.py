@@ -319,3 +319,20 @@ def test_gpu_suite_times_checked_kernels(tmp_path):
         assert r["tflops"] > 1
     memory = {r["name"]: r["peak_memory_bytes"] for r in results["memory"] if r["n"] == 4096}
     assert memory["triton"] < memory["naive"] / 4
+
+
+def test_the_profile_summary_reads_the_committed_nsight_compute_csv():
+    """The H100 profile of issue 21: one column per launch, in launch order, with the numbers the README quotes."""
+    from pathlib import Path
+
+    from benchmarks import hopper_profile
+
+    table = hopper_profile.summarize(Path("benchmarks/results/h100/hopper/profile/d64_causal.csv"))
+    rows = {line.split(" | ")[0].strip("| "): line.split(" | ")[1:] for line in table.splitlines()[2:]}
+    assert len(rows["kernel"]) == len(hopper_profile.LABELS)
+    assert "hopper_forward_kernel" in rows["kernel"][2] and "cudnn" in rows["kernel"][0]
+    assert rows["achieved occupancy %"][2].startswith("6.25")  # one 4-warp program per SM: 4 of 64 warps
+    tensor = next(cells for name, cells in rows.items() if "tensor_op_hmma_cycles" in name)
+    assert all(not cell.startswith("0 ") for cell in tensor)
+    assert not any("dmma" in name or "imma" in name for name in rows)  # unused pipes are left out
+    assert rows["top warp stalls (cycles per issued instruction)"][0].count(",") == 3

@@ -3,9 +3,15 @@
 - Q, K, V and O are read and written through host-side `TensorDescriptor`s over the (BH, N, d) view, block
   [1, rows, d]: on sm90 each load is one TMA copy. Out-of-bounds rows read as zeros and stores beyond N are
   clipped, so the query tail needs no mask; the scores of the key tail (zeros, not absent) are set to −∞.
-- Persistent grid: min(#SMs, #tiles) programs, each looping over tiles t = pid, pid + programs, … .
+- Persistent grid: min(PROGRAMS_PER_SM · #SMs, #tiles) programs, each looping over tiles t = pid,
+  pid + programs, … . With 2 programs per SM (d = 64: they fit in shared memory), one program's softmax runs
+  while the other's matmuls keep the tensor cores busy: the inter-program form of FlashAttention-3's pingpong,
+  without which a lone program leaves the tensor cores idle during every softmax (measured on the H100:
+  0.64× cuDNN with one program per SM, 0.88–0.96× with two, `results/h100/hopper/`).
   Non-causal: tiles run head-major (neighbouring programs share K and V in L2). Causal: the longest query tiles
-  first, so short ones fill the gaps at the end.
+  first, so short ones fill the gaps at the end. (Grouping the causal heads, so that running programs share K and
+  V, cut DRAM traffic 4× in the profile but balanced the programs' work worse and ran slower: tried and measured
+  in `results/h100/hopper/profile/`.)
 - exp2 with the scale folded in (`qk_scale = σ · log2 e`, applied in the exponent's multiply-add, so σ > 0);
   the causal loop is split into the key tiles every row sees (no mask) and the diagonal and tail tiles (masked).
 - Configs are autotuned per (d, causal, N bucket); each config resets the descriptors' block shapes.
@@ -39,26 +45,28 @@ def _set_block_shapes(nargs) -> None:
     nargs["v_desc"].block_shape = [1, block_k, d]
 
 
-def _config(block_q, block_k, warps, stages) -> triton.Config:
+def _config(block_q, block_k, warps, stages, per_sm=1) -> triton.Config:
     return triton.Config(
-        {"BLOCK_Q": block_q, "BLOCK_K": block_k},
+        {"BLOCK_Q": block_q, "BLOCK_K": block_k, "PROGRAMS_PER_SM": per_sm},
         num_warps=warps,
         num_stages=stages,
         pre_hook=_set_block_shapes,
     )
 
 
-# The GPU search space for 16-bit inputs, best guesses first, and smaller tiles for float32 (tests only: 128-row
-# tiles of float32 overflow shared memory at d = 128, measured on the H100). The interpreter gets one small config
-# with different Q and K tiles, so every diagonal and tail case is exercised.
+# The GPU search space for 16-bit inputs: the fastest of a sweep on the H100 (128 × 64 tiles won every panel; two
+# programs per SM at d = 64, one or two at d = 128, where two fit only with fewer stages), and smaller tiles for
+# float32 (tests only: 128-row tiles of float32 overflow shared memory at d = 128). The interpreter gets one small
+# config with different Q and K tiles and two programs per pretend SM, so every diagonal and tail case and the
+# shared-SM grid are exercised.
 GPU_CONFIGS = [
-    _config(128, 64, 4, 3),
-    _config(128, 64, 8, 3),
-    _config(128, 128, 8, 2),
-    _config(128, 64, 4, 4),
+    _config(128, 64, 4, 3, per_sm=2),
+    _config(128, 64, 8, 3, per_sm=1),
+    _config(128, 64, 8, 4, per_sm=1),
+    _config(128, 64, 8, 2, per_sm=2),
 ]
 FLOAT32_CONFIGS = [_config(64, 32, 4, 2), _config(64, 64, 4, 1)]
-INTERPRETER_CONFIGS = [_config(32, 16, 1, 1)]
+INTERPRETER_CONFIGS = [_config(32, 16, 1, 1, per_sm=2)]
 
 
 def _prune(configs, named_args, **kwargs):
@@ -100,9 +108,10 @@ def _attend(
 def hopper_forward_kernel(
     q_desc, k_desc, v_desc, o_desc, L, n_q, n_k, batch_heads, qk_scale,
     HEAD_DIM: tl.constexpr, IS_CAUSAL: tl.constexpr, N_BUCKET: tl.constexpr, ELEMENT_BYTES: tl.constexpr,
-    BLOCK_Q: tl.constexpr, BLOCK_K: tl.constexpr,
+    BLOCK_Q: tl.constexpr, BLOCK_K: tl.constexpr, PROGRAMS_PER_SM: tl.constexpr,
 ):  # fmt: skip
-    """Persistent: program `pid` computes O and L of tiles pid, pid + programs, … of cdiv(Nq, BLOCK_Q) · BH."""
+    """Persistent: program `pid` computes O and L of tiles pid, pid + programs, … of cdiv(Nq, BLOCK_Q) · BH
+    (`PROGRAMS_PER_SM` sizes the grid, see `grid`)."""
     q_tiles = tl.cdiv(n_q, BLOCK_Q)
     for tile in tl.range(tl.program_id(0), q_tiles * batch_heads, tl.num_programs(0)):
         if IS_CAUSAL:
@@ -149,8 +158,10 @@ def check_inputs(q, k, v) -> None:
 
 
 def grid(n_q: int, batch_heads: int):
-    """The persistent grid: at most one program per SM, never more programs than tiles."""
-    return lambda meta: (min(hopper.num_sms(), triton.cdiv(n_q, meta["BLOCK_Q"]) * batch_heads),)
+    """The persistent grid: the config's programs per SM, never more programs than tiles."""
+    return lambda meta: (
+        min(meta["PROGRAMS_PER_SM"] * hopper.num_sms(), triton.cdiv(n_q, meta["BLOCK_Q"]) * batch_heads),
+    )
 
 
 def hopper_forward(q, k, v, is_causal: bool, scale: float):
