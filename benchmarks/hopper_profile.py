@@ -45,19 +45,9 @@ STALL_PREFIX = "smsp__average_warps_issue_stalled_"  # + reason + "_per_issue_ac
 
 def _forced_hopper(q, k, v, is_causal, d, per_sm):
     from course.reference import hopper as reference
-    from utils import hopper
 
-    block_q, block_k, warps, stages = FORCED[d]
-    o = torch.empty_like(q)
-    lse = torch.empty(q.shape[:2], dtype=torch.float32, device=q.device)
-    tiles = q.shape[0] * -(-q.shape[1] // block_q)
-    reference.hopper_forward_kernel.fn[(min(per_sm * hopper.num_sms(), tiles),)](
-        reference.descriptor(q, block_q), reference.descriptor(k, block_k), reference.descriptor(v, block_k),
-        reference.descriptor(o, block_q), lse, q.shape[1], k.shape[1], q.shape[0], d**-0.5 * reference.LOG2E,
-        HEAD_DIM=d, IS_CAUSAL=is_causal, N_BUCKET=0, ELEMENT_BYTES=q.element_size(),
-        BLOCK_Q=block_q, BLOCK_K=block_k, PROGRAMS_PER_SM=per_sm, num_warps=warps, num_stages=stages,
-    )  # fmt: skip
-    return o
+    config = reference.kernel_config(*FORCED[d], per_sm=per_sm)
+    return reference.hopper_forward(q, k, v, is_causal, d**-0.5, config)[0]
 
 
 def launch(d: int, is_causal: bool, n: int, dtype: torch.dtype) -> None:

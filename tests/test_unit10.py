@@ -127,6 +127,21 @@ def test_the_reference_forward_matches_float64(case):
     grading.assert_close(lse, expected_lse, "L", atol=tol, rtol=tol)
 
 
+def test_a_forced_config_launches_that_config_and_matches_float64():
+    """`hopper_forward(..., config)` (the profile's 1- and 2-programs-per-SM runs) bypasses autotuning."""
+    module = type("M", (), {"hopper_forward_kernel": reference.hopper_forward_kernel})
+    heads = 3 * hopper.num_sms() + 5  # more tiles than 3 programs per SM, whatever the tile height
+    q, k, v = grading.random_qkv(heads, 70, 70, 64, device=utils.device(), requires_grad=False)
+    forced = reference.kernel_config(32, 32, 1, 1, per_sm=3) if utils.interpreter() else None
+    forced = forced or reference.kernel_config(128, 64, 4, 3, per_sm=3)
+    with hopper.record_launches(module) as records:
+        out, _ = reference.hopper_forward(q, k, v, True, 0.125, forced)
+    assert [r["programs"] for r in records] == [3 * hopper.num_sms()]
+    expected, _ = grading.reference_attention(q, k, v, is_causal=True, scale=0.125)
+    tol = checks_hopper.TOL[q.dtype]
+    grading.assert_close(out, expected, "O", atol=tol, rtol=tol)
+
+
 def test_the_reference_is_differentiable_through_the_unit08_backward():
     q, k, v = grading.random_qkv(2, 37, 51, 64, device=utils.device())
     grad_out = torch.randn_like(q)

@@ -49,7 +49,8 @@ def _set_block_shapes(nargs) -> None:
     nargs["v_desc"].block_shape = [1, block_k, d]
 
 
-def _config(block_q, block_k, warps, stages, per_sm=1) -> triton.Config:
+def kernel_config(block_q, block_k, warps, stages, per_sm=1) -> triton.Config:
+    """One config of `hopper_forward_kernel` (its pre-hook sets the descriptors' block shapes)."""
     return triton.Config(
         {"BLOCK_Q": block_q, "BLOCK_K": block_k, "PROGRAMS_PER_SM": per_sm},
         num_warps=warps,
@@ -64,13 +65,13 @@ def _config(block_q, block_k, warps, stages, per_sm=1) -> triton.Config:
 # config with different Q and K tiles and two programs per pretend SM, so every diagonal and tail case and the
 # shared-SM grid are exercised.
 GPU_CONFIGS = [
-    _config(128, 64, 4, 3, per_sm=2),
-    _config(128, 64, 8, 3, per_sm=1),
-    _config(128, 64, 8, 4, per_sm=1),
-    _config(128, 64, 8, 2, per_sm=2),
+    kernel_config(128, 64, 4, 3, per_sm=2),
+    kernel_config(128, 64, 8, 3, per_sm=1),
+    kernel_config(128, 64, 8, 4, per_sm=1),
+    kernel_config(128, 64, 8, 2, per_sm=2),
 ]
-FLOAT32_CONFIGS = [_config(64, 32, 4, 2), _config(64, 64, 4, 1)]
-INTERPRETER_CONFIGS = [_config(32, 16, 1, 1, per_sm=2)]
+FLOAT32_CONFIGS = [kernel_config(64, 32, 4, 2), kernel_config(64, 64, 4, 1)]
+INTERPRETER_CONFIGS = [kernel_config(32, 16, 1, 1, per_sm=2)]
 
 
 def _prune(configs, named_args, **kwargs):
@@ -175,8 +176,9 @@ def grid(n_q: int, batch_heads: int):
     )
 
 
-def hopper_forward(q, k, v, is_causal: bool, scale: float):
-    """O (q's dtype and shape) and L (float32, (..., Nq)) from the persistent descriptor kernel."""
+def hopper_forward(q, k, v, is_causal: bool, scale: float, config: triton.Config | None = None):
+    """O (q's dtype and shape) and L (float32, (..., Nq)) from the persistent descriptor kernel; `config` (see
+    `kernel_config`) forces one config instead of autotuning (the profile compares them)."""
     dtype = flash_triton._run_dtype(q.dtype)
     q3, k3, v3 = (t.reshape(-1, *t.shape[-2:]).to(dtype).contiguous() for t in (q, k, v))
     batch_heads, n_q, head_dim = q3.shape
@@ -185,11 +187,17 @@ def hopper_forward(q, k, v, is_causal: bool, scale: float):
     lse = torch.empty((batch_heads, n_q), dtype=torch.float32, device=q.device)
     q_desc, o_desc = descriptor(q3, 64), descriptor(o3, 64)
     k_desc, v_desc = descriptor(k3, 64), descriptor(v3, 64)
-    hopper_forward_kernel[grid(n_q, batch_heads)](
-        q_desc, k_desc, v_desc, o_desc, lse, n_q, n_k, batch_heads, scale * LOG2E,
-        HEAD_DIM=head_dim, IS_CAUSAL=is_causal, N_BUCKET=n_bucket(max(n_q, n_k)),
-        ELEMENT_BYTES=q3.element_size(),
-    )  # fmt: skip
+    args = (q_desc, k_desc, v_desc, o_desc, lse, n_q, n_k, batch_heads, scale * LOG2E)
+    constexprs = {"HEAD_DIM": head_dim, "IS_CAUSAL": is_causal, "N_BUCKET": n_bucket(max(n_q, n_k)),
+                  "ELEMENT_BYTES": q3.element_size()}  # fmt: skip
+    if config is None:
+        hopper_forward_kernel[grid(n_q, batch_heads)](*args, **constexprs)
+    else:
+        config.pre_hook({"q_desc": q_desc, "k_desc": k_desc, "v_desc": v_desc, "o_desc": o_desc,
+                         **constexprs, **config.kwargs})  # fmt: skip
+        hopper_forward_kernel.fn[grid(n_q, batch_heads)](
+            *args, **constexprs, **config.kwargs, num_warps=config.num_warps, num_stages=config.num_stages
+        )
     return o3.to(q.dtype).reshape(q.shape), lse.reshape(q.shape[:-1])
 
 
