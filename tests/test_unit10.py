@@ -17,7 +17,7 @@ import utils
 from course import notebooks
 from course.judge.preprocessor import judge_notebook
 from course.judge.units import UNITS
-from course.reference import flash_triton
+from course.reference import descriptors, flash_triton
 from course.reference import hopper as reference
 from utils import checks_hopper, grading, hopper, hopper_plots, measure
 
@@ -294,9 +294,8 @@ def test_float32_autotunes_over_its_own_small_tiles(dtype):
     """128-row float32 tiles overflow shared memory at d = 128 on an H100: float32 searches its own 64-row configs,
     16-bit inputs the others; the element size is in the autotune key (descriptors carry no dtype)."""
     q = torch.zeros(1, 64, 128, dtype=dtype)
-    kept = reference._prune(
-        reference.GPU_CONFIGS + reference.FLOAT32_CONFIGS, {"q_desc": reference.descriptor(q, 64)}
-    )
+    prune = descriptors.float32_pruner(reference.FLOAT32_CONFIGS)
+    kept = prune(reference.GPU_CONFIGS + reference.FLOAT32_CONFIGS, {"q_desc": descriptors.descriptor(q, 64)})
     expected = reference.FLOAT32_CONFIGS if dtype == torch.float32 else reference.GPU_CONFIGS
     assert kept == expected
     assert all(c.kwargs["BLOCK_Q"] <= 64 for c in reference.FLOAT32_CONFIGS)

@@ -127,6 +127,17 @@ def triton_forward(q, k, v, is_causal: bool, scale: float):
     return o3.to(q.dtype).reshape(q.shape), lse.reshape(q.shape[:-1])
 
 
+def row_delta(o3: torch.Tensor, do3: torch.Tensor) -> torch.Tensor:
+    """Δ = rowsum(dO ∘ O), float32 (BH, N), from the preprocessing kernel."""
+    batch_heads, n_q, head_dim = o3.shape
+    delta = torch.empty((batch_heads, n_q), dtype=torch.float32, device=o3.device)
+    grid = (triton.cdiv(n_q, configs.PREPROCESS_BLOCK), batch_heads)
+    preprocess_kernel[grid](
+        o3, do3, delta, *_strides(o3, do3), n_q, HEAD_DIM=head_dim, BLOCK=configs.PREPROCESS_BLOCK
+    )
+    return delta
+
+
 def triton_backward(q, k, v, o, lse, grad_out, is_causal: bool, scale: float):
     """(dQ, dK, dV) from the Δ, dK/dV and dQ kernels; each gradient element is written by one program."""
     dtype = _run_dtype(q.dtype)
@@ -134,12 +145,7 @@ def triton_backward(q, k, v, o, lse, grad_out, is_causal: bool, scale: float):
     batch_heads, n_q, head_dim = q3.shape
     n_k = k3.shape[1]
     lse3 = lse.reshape(batch_heads, n_q).contiguous()
-    delta = torch.empty_like(lse3)
-    grid = (triton.cdiv(n_q, configs.PREPROCESS_BLOCK), batch_heads)
-    preprocess_kernel[grid](
-        o3, do3, delta, *_strides(o3, do3), n_q, HEAD_DIM=head_dim, BLOCK=configs.PREPROCESS_BLOCK
-    )
-
+    delta = row_delta(o3, do3)
     dq3, dk3, dv3 = (torch.empty(t.shape, dtype=dtype, device=q.device) for t in (q3, k3, v3))
     inputs = (q3, k3, v3, do3, lse3, delta)
     constexprs = dict(HEAD_DIM=head_dim, IS_CAUSAL=is_causal, PRECISION=_precision(dtype))

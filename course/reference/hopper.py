@@ -29,6 +29,7 @@ import triton
 import triton.language as tl
 
 from course.reference import flash_triton
+from course.reference.descriptors import block_shape_hook, descriptor, float32_pruner, launch
 from course.reference.triton_configs import n_bucket
 from utils import hopper, runtime
 from utils.attention.validate import check_qkv, default_scale
@@ -37,16 +38,6 @@ from utils.messages import bilingual
 # Heads whose causal tiles run together: the most consistent of 2, 4, 8 and 16 on the H100
 CAUSAL_GROUP = tl.constexpr(8)
 HEAD_DIMS = (64, 128)  # descriptor rows must be >= 16 bytes; the exercise and the tuning cover these two
-LOG2E = 1.4426950408889634
-
-
-def _set_block_shapes(nargs) -> None:
-    """Autotuning pre-hook: the descriptors' blocks follow the config's tile sizes."""
-    block_q, block_k, d = nargs["BLOCK_Q"], nargs["BLOCK_K"], nargs["HEAD_DIM"]
-    nargs["q_desc"].block_shape = [1, block_q, d]
-    nargs["o_desc"].block_shape = [1, block_q, d]
-    nargs["k_desc"].block_shape = [1, block_k, d]
-    nargs["v_desc"].block_shape = [1, block_k, d]
 
 
 def kernel_config(block_q, block_k, warps, stages, per_sm=1) -> triton.Config:
@@ -55,7 +46,7 @@ def kernel_config(block_q, block_k, warps, stages, per_sm=1) -> triton.Config:
         {"BLOCK_Q": block_q, "BLOCK_K": block_k, "PROGRAMS_PER_SM": per_sm},
         num_warps=warps,
         num_stages=stages,
-        pre_hook=_set_block_shapes,
+        pre_hook=block_shape_hook({"BLOCK_Q": ("q_desc", "o_desc"), "BLOCK_K": ("k_desc", "v_desc")}),
     )
 
 
@@ -72,13 +63,6 @@ GPU_CONFIGS = [
 ]
 FLOAT32_CONFIGS = [kernel_config(64, 32, 4, 2), kernel_config(64, 64, 4, 1)]
 INTERPRETER_CONFIGS = [kernel_config(32, 16, 1, 1, per_sm=2)]
-
-
-def _prune(configs, named_args, **kwargs):
-    """The float32 configs for float32 inputs, the others for 16-bit ones."""
-    for_float32 = named_args["q_desc"].base.element_size() == 4
-    kept = [c for c in configs if (c in FLOAT32_CONFIGS) == for_float32]
-    return kept or configs
 
 
 @triton.jit
@@ -107,7 +91,7 @@ def _attend(
 @triton.autotune(
     configs=INTERPRETER_CONFIGS if runtime.interpreter() else GPU_CONFIGS + FLOAT32_CONFIGS,
     key=["HEAD_DIM", "IS_CAUSAL", "N_BUCKET", "ELEMENT_BYTES"],  # descriptors carry no dtype for the key
-    prune_configs_by={"early_config_prune": _prune},
+    prune_configs_by={"early_config_prune": float32_pruner(FLOAT32_CONFIGS)},
 )
 @triton.jit
 def hopper_forward_kernel(
@@ -159,11 +143,6 @@ def hopper_forward_kernel(
         tl.store(L + bh * n_q + offs_q, lse, mask=offs_q < n_q)
 
 
-def descriptor(t: torch.Tensor, rows: int):
-    """A host-side descriptor over the (BH, N, d) tensor `t`, one block = [1, rows, d] (reset by autotuning)."""
-    return hopper.tensor_descriptor_class()(t, list(t.shape), list(t.stride()), [1, rows, t.shape[-1]])
-
-
 def check_inputs(q, k, v) -> None:
     check_qkv(q, k, v, head_dims=HEAD_DIMS)
     flash_triton.check_triton_inputs(q, k, v)
@@ -185,19 +164,14 @@ def hopper_forward(q, k, v, is_causal: bool, scale: float, config: triton.Config
     n_k = k3.shape[1]
     o3 = torch.empty_like(q3)
     lse = torch.empty((batch_heads, n_q), dtype=torch.float32, device=q.device)
-    q_desc, o_desc = descriptor(q3, 64), descriptor(o3, 64)
-    k_desc, v_desc = descriptor(k3, 64), descriptor(v3, 64)
-    args = (q_desc, k_desc, v_desc, o_desc, lse, n_q, n_k, batch_heads, scale * LOG2E)
+    descriptors = {
+        name: descriptor(t, 64)
+        for name, t in (("q_desc", q3), ("k_desc", k3), ("v_desc", v3), ("o_desc", o3))
+    }
+    args = (*descriptors.values(), lse, n_q, n_k, batch_heads, scale * flash_triton.LOG2E)
     constexprs = {"HEAD_DIM": head_dim, "IS_CAUSAL": is_causal, "N_BUCKET": n_bucket(max(n_q, n_k)),
                   "ELEMENT_BYTES": q3.element_size()}  # fmt: skip
-    if config is None:
-        hopper_forward_kernel[grid(n_q, batch_heads)](*args, **constexprs)
-    else:
-        config.pre_hook({"q_desc": q_desc, "k_desc": k_desc, "v_desc": v_desc, "o_desc": o_desc,
-                         **constexprs, **config.kwargs})  # fmt: skip
-        hopper_forward_kernel.fn[grid(n_q, batch_heads)](
-            *args, **constexprs, **config.kwargs, num_warps=config.num_warps, num_stages=config.num_stages
-        )
+    launch(hopper_forward_kernel, grid(n_q, batch_heads), args, constexprs, descriptors, config)
     return o3.to(q.dtype).reshape(q.shape), lse.reshape(q.shape[:-1])
 
 
