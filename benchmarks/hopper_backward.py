@@ -33,6 +33,9 @@ SWEEP = [  # (BLOCK_Q, BLOCK_K, num_warps, num_stages, dQ by TMA)
     (64, 64, 4, 3, True),
     (64, 64, 4, 4, True),
     (32, 64, 4, 3, True),
+    (64, 64, 8, 3, True),
+    (32, 64, 8, 3, True),
+    (128, 64, 8, 2, True),
     (64, 128, 8, 3, True),  # FlashAttention-3's tile for d = 128 (64 queries × 128 keys, two warpgroups)
     (64, 64, 4, 3, False),
     (32, 64, 4, 3, False),

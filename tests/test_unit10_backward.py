@@ -10,7 +10,7 @@ from notebook_run import ROOT
 
 import utils
 from benchmarks import hopper_backward as bench
-from course.reference import hopper, hopper_backward
+from course.reference import hopper_backward
 from utils import grading
 
 RESULTS = ROOT / "benchmarks" / "results" / "h100" / "hopper" / "backward" / "backward.json"
@@ -34,7 +34,9 @@ CASES = [  # B·H, Nq, Nk, d, dtype, causal
 
 
 def gradients(q, k, v, grad_out, is_causal, config=None, dq_by_tma=None):
-    o, lse = hopper.hopper_forward(q, k, v, is_causal, q.shape[-1] ** -0.5)
+    """The one-pass gradients given float64-exact O and L (the forward's float32 runs in TF32 on a GPU)."""
+    o, lse = grading.reference_attention(q, k, v, is_causal=is_causal)
+    o, lse = o.to(q.dtype), lse.float()
     grads, _ = hopper_backward.hopper_backward(
         q, k, v, o, lse, grad_out, is_causal, q.shape[-1] ** -0.5, config, dq_by_tma
     )

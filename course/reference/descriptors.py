@@ -37,12 +37,12 @@ def float32_pruner(float32_configs: list[triton.Config]):
     return prune
 
 
-def launch(kernel, grid, args, constexprs, descriptors, config: triton.Config | None) -> None:
-    """Run the autotuned `kernel`, or, given `config`, exactly that config (its pre-hook sizes `descriptors`)."""
+def launch(kernel, grid, args, constexprs, descriptors, config: triton.Config | None):
+    """Run the autotuned `kernel`, or, given `config`, exactly that config (its pre-hook sizes `descriptors`);
+    returns the compiled kernel (registers, spills, shared memory; None in the interpreter)."""
     if config is None:
-        kernel[grid](*args, **constexprs)
-        return
+        return kernel[grid](*args, **constexprs)
     config.pre_hook({**descriptors, **constexprs, **config.kwargs})
-    kernel.fn[grid](
+    return kernel.fn[grid](
         *args, **constexprs, **config.kwargs, num_warps=config.num_warps, num_stages=config.num_stages
     )
