@@ -1,0 +1,128 @@
+"""The FP8 forward (`course/reference/hopper_fp8.py`): its error against float64 and its speed on the H100.
+
+    python -m benchmarks.hopper_fp8 --out DIR [--ns 4096 8192]
+
+For d ∈ {64, 128}, causal and not: the error of O per row against float64 at `CHECK_SHAPE` (median and max of
+‖O − O₆₄‖ / ‖O₆₄‖) for the FP8 kernel, for the bf16 Hopper forward, and for float64 attention of the FP8-quantised
+inputs (what the e4m3 inputs cost by themselves); then, at each N of the FlashAttention paper's grid (B·N = 16k
+tokens, H·d = 2048), the TFLOP/s of the FP8 kernel alone (inputs already quantised), of the FP8 forward with its
+quantising, of the bf16 Hopper forward and of SDPA cuDNN in bf16. Writes DIR/fp8.json and DIR/fp8.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+import triton
+from torch.nn.attention import SDPBackend, sdpa_kernel
+
+import utils
+from benchmarks import attention
+from utils import grading
+from utils.measure import attention_flops
+from utils.messages import bilingual
+
+CHECK_SHAPE = (3, 1031, 1537)  # heads, Nq, Nk
+
+
+def row_errors(out: torch.Tensor, exact: torch.Tensor) -> tuple[float, float]:
+    """(median, max) over rows of ‖out − exact‖ / ‖exact‖."""
+    errors = (out.double() - exact).norm(dim=-1) / exact.norm(dim=-1)
+    return errors.median().item(), errors.max().item()
+
+
+def accuracy(d: int, causal: bool) -> dict:
+    from course.reference import hopper, hopper_fp8
+
+    heads, n_q, n_k = CHECK_SHAPE
+    q, k, v = grading.random_qkv(heads, n_q, n_k, d, dtype=torch.bfloat16, device="cuda", requires_grad=False)
+    exact, _ = grading.reference_attention(q, k, v, is_causal=causal)
+    x = hopper_fp8.prepare(q, k, v)
+    dequantized = (x.q8.double() * x.q_scales[..., None], x.k8.double() * x.k_scales[..., None],
+                   x.vt8[..., :n_k].transpose(1, 2).double() * x.v_scales[:, None, :])  # fmt: skip
+    return {
+        "fp8 kernel": row_errors(hopper_fp8.fp8_forward(q, k, v, causal)[0], exact),
+        "bf16 Hopper forward": row_errors(hopper.hopper_forward(q, k, v, causal, d**-0.5)[0], exact),
+        "float64 on fp8 inputs": row_errors(
+            grading.reference_attention(*dequantized, is_causal=causal)[0], exact
+        ),
+    }
+
+
+def speed(d: int, causal: bool, n: int) -> dict:
+    from course.reference import hopper, hopper_fp8
+
+    batch, heads = attention.default_grid().batch_heads(n, d)
+    q, k, v = (torch.randn(batch, heads, n, d, device="cuda", dtype=torch.bfloat16) for _ in range(3))
+    prepared = hopper_fp8.prepare(q, k, v)
+    calls = {
+        "fp8 kernel": lambda: hopper_fp8.fp8_attention(prepared, causal, d**-0.5),
+        "fp8 with quantising": lambda: hopper_fp8.fp8_forward(q, k, v, causal),
+        "bf16 Hopper forward": lambda: hopper.hopper_forward(q, k, v, causal, d**-0.5),
+    }
+    with sdpa_kernel(SDPBackend.CUDNN_ATTENTION):
+        calls["bf16 SDPA cuDNN"] = lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+        flops = attention_flops(batch * heads, n, n, d, is_causal=causal, backward=False)
+        return {
+            name: flops / triton.testing.do_bench(call, warmup=25, rep=200, return_mode="median") / 1e9
+            for name, call in calls.items()
+        }
+
+
+def table(rows: list[dict]) -> str:
+    names = list(rows[0]["tflops"])
+    lines = [
+        "| d | causal | N | " + " | ".join(f"{n} TFLOP/s" for n in names) + " | fp8 kernel / bf16 Hopper |",
+        "|---" * (len(names) + 4) + "|",
+    ]
+    for r in rows:
+        t = r["tflops"]
+        lines.append(
+            f"| {r['d']} | {'yes' if r['causal'] else 'no'} | {r['n']} | "
+            + " | ".join(f"{t[n]:.0f}" for n in names)
+            + f" | {t['fp8 kernel'] / t['bf16 Hopper forward']:.2f} |"
+        )
+    lines += ["", "| d | causal | row error vs float64: median / max | | |", "|---|---|---|---|---|"]
+    for r in rows:
+        if r["n"] == rows[0]["n"]:
+            cells = " | ".join(f"{name}: {m:.1e} / {x:.1e}" for name, (m, x) in r["accuracy"].items())
+            lines.append(f"| {r['d']} | {'yes' if r['causal'] else 'no'} | {cells} |")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--ns", nargs="+", type=int, default=[4096, 8192])
+    args = parser.parse_args(argv)
+    if not utils.mode().is_gpu:
+        print(bilingual("这个基准需要 GPU", "this benchmark needs a GPU"))
+        return 2
+    rows = []
+    for d in (64, 128):
+        for causal in (False, True):
+            errors = accuracy(d, causal)
+            rows += [
+                {"d": d, "causal": causal, "n": n, "accuracy": errors, "tflops": speed(d, causal, n)}
+                for n in args.ns
+            ]
+            print(f"d = {d}, causal = {causal}: done", flush=True)
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "fp8.json").write_text(
+        json.dumps(
+            {"environment": attention.environment(), "check_shape": CHECK_SHAPE, "rows": rows}, indent=1
+        ),
+        encoding="utf-8",
+    )
+    (args.out / "fp8.md").write_text(table(rows), encoding="utf-8")
+    print(table(rows))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,163 @@
+"""Unit 10's optional FP8 forward (exercise 4's reference): both matrix products on e4m3 tensor cores.
+
+Scaling, chosen so every scale folds into work the kernel does anyway:
+- Q and K per row (token): q8[i] = q[i] / sq[i], k8[j] = k[j] / sk[j], with s = amax(row) / 448. The score tile
+  is S = (Q8 K8ᵀ) ∘ (sq skᵀ): one multiply per score beside the softmax scale.
+- V per channel (column c of each head): v8[:, c] = v[:, c] / sv[c]. O's column c is multiplied by sv[c] once at
+  the end, with the row normaliser.
+- P in [0, 1] is multiplied by `P_SCALE` = 256 before it is rounded to e4m3 (so its values use e4m3's normal range,
+  3 mantissa bits, not the subnormals below 2⁻⁶), and divided out at the end.
+The row sum ℓ is accumulated from the unrounded P in float32.
+
+V is stored transposed, (BH, d, N), so that both products read their second operand with the contraction
+dimension contiguous, as FP8 `wgmma` requires (Triton's fused-attention tutorial does the same); its rows are
+padded to a multiple of 16 elements, since TMA needs 16-byte row strides. Quantising is done by torch operations before
+the kernel (`prepare`); the benchmark times the kernel alone (`fp8_attention`) and with the quantising. The CPU interpreter
+(Triton 3.9) rounds float32 to e4m3 without carrying into the exponent (124.2 → 64, not 128), so P is rounded worse
+there than on a GPU: the CPU tests have a looser tolerance. Accuracy against float64 and speed against the 16-bit
+Hopper forward: `benchmarks/hopper_fp8.py`, results in `benchmarks/results/h100/hopper/fp8/`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+import triton
+import triton.language as tl
+
+from course.reference import flash_triton
+from course.reference.descriptors import descriptor
+from course.reference.hopper import check_inputs
+from utils import hopper, runtime
+from utils.attention.validate import default_scale
+
+FP8 = torch.float8_e4m3fn
+FP8_MAX = 448.0
+P_SCALE = tl.constexpr(256.0)  # a global a kernel reads must be a constexpr
+TMA_ALIGN = 16  # elements of one byte: a TMA row stride must be a multiple of 16 bytes
+
+
+# (BLOCK_Q, BLOCK_K, num_warps, num_stages): the interpreter's small tiles, else the GPU's
+CONFIG = (32, 16, 1, 1) if runtime.interpreter() else (128, 128, 8, 3)
+
+
+def quantize(x: torch.Tensor, dim: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """(x8 in e4m3, float32 scales) with one scale per slice along `dim` reduced: dim=-1 scales rows (tokens),
+    dim=-2 scales columns (channels). x = x8 · scales, up to e4m3 rounding; all-zero slices get scale 1."""
+    amax = x.abs().amax(dim=dim, keepdim=True).float()
+    scales = torch.where(amax > 0, amax / FP8_MAX, torch.ones_like(amax))
+    return (x.float() / scales).to(FP8), scales.squeeze(dim)
+
+
+@triton.jit
+def _fp8_tile(
+    acc, row_max, row_sum, q, row_scale, k_desc, vt_desc, K_SCALES, bh, k_start, n_k, offs_q,
+    BLOCK_K: tl.constexpr, HEAD_DIM: tl.constexpr, MASKED: tl.constexpr, IS_CAUSAL: tl.constexpr,
+):  # fmt: skip
+    """Fold keys [k_start, k_start + BLOCK_K) into (acc, row_max, row_sum); `row_scale` = sq · σ · log2 e."""
+    offs_k = k_start + tl.arange(0, BLOCK_K)
+    k = k_desc.load([bh, k_start, 0]).reshape([BLOCK_K, HEAD_DIM])
+    vt = vt_desc.load([bh, 0, k_start]).reshape([HEAD_DIM, BLOCK_K])
+    key_scale = tl.load(K_SCALES + bh * n_k + offs_k, mask=offs_k < n_k, other=0.0)
+    s = tl.dot(q, tl.trans(k)) * row_scale[:, None] * key_scale[None, :]
+    if MASKED:
+        visible = offs_k[None, :] < n_k
+        if IS_CAUSAL:
+            visible = visible & (offs_k[None, :] <= offs_q[:, None])
+        s = tl.where(visible, s, float("-inf"))
+    new_max = tl.maximum(row_max, tl.max(s, 1))  # key 0 is in the first tile visited: finite
+    p = tl.exp2(s - new_max[:, None])
+    correction = tl.exp2(row_max - new_max)
+    row_sum = row_sum * correction + tl.sum(p, 1)
+    acc = tl.dot((p * P_SCALE).to(q.dtype), tl.trans(vt), acc * correction[:, None])
+    return acc, new_max, row_sum
+
+
+@triton.jit
+def fp8_forward_kernel(
+    q_desc, k_desc, vt_desc, o_desc, L, Q_SCALES, K_SCALES, V_SCALES, n_q, n_k, qk_scale,
+    HEAD_DIM: tl.constexpr, IS_CAUSAL: tl.constexpr, BLOCK_Q: tl.constexpr, BLOCK_K: tl.constexpr,
+):  # fmt: skip
+    """Grid (cdiv(Nq, BLOCK_Q), BH): O and L of one query tile; scores in base 2 (`qk_scale` = σ · log2 e)."""
+    q_start = tl.program_id(0) * BLOCK_Q
+    bh = tl.program_id(1)
+    offs_q = q_start + tl.arange(0, BLOCK_Q)
+    q = q_desc.load([bh, q_start, 0]).reshape([BLOCK_Q, HEAD_DIM])
+    row_scale = tl.load(Q_SCALES + bh * n_q + offs_q, mask=offs_q < n_q, other=0.0) * qk_scale
+    row_max = tl.full([BLOCK_Q], float("-inf"), dtype=tl.float32)
+    row_sum = tl.zeros([BLOCK_Q], dtype=tl.float32)
+    acc = tl.zeros([BLOCK_Q, HEAD_DIM], dtype=tl.float32)
+    full_end = (n_k // BLOCK_K) * BLOCK_K  # key tiles without a tail
+    keys_end = n_k
+    if IS_CAUSAL:  # fully visible: the tile's last key <= the tile's first query
+        full_end = tl.minimum(full_end, ((q_start + 1) // BLOCK_K) * BLOCK_K)
+        keys_end = tl.minimum(n_k, q_start + BLOCK_Q)
+    for k_start in tl.range(0, full_end, BLOCK_K):
+        acc, row_max, row_sum = _fp8_tile(
+            acc, row_max, row_sum, q, row_scale, k_desc, vt_desc, K_SCALES, bh, k_start, n_k, offs_q,
+            BLOCK_K, HEAD_DIM, False, IS_CAUSAL,
+        )  # fmt: skip
+    for k_start in tl.range(full_end, keys_end, BLOCK_K):
+        acc, row_max, row_sum = _fp8_tile(
+            acc, row_max, row_sum, q, row_scale, k_desc, vt_desc, K_SCALES, bh, k_start, n_k, offs_q,
+            BLOCK_K, HEAD_DIM, True, IS_CAUSAL,
+        )  # fmt: skip
+    channel_scale = tl.load(V_SCALES + bh * HEAD_DIM + tl.arange(0, HEAD_DIM))
+    o = acc * channel_scale[None, :] / (row_sum[:, None] * P_SCALE)
+    o_desc.store([bh, q_start, 0], o.to(o_desc.dtype).reshape([1, BLOCK_Q, HEAD_DIM]))
+    lse = (row_max + tl.log2(row_sum)) * 0.6931471805599453
+    tl.store(L + bh * n_q + offs_q, lse, mask=offs_q < n_q)
+
+
+@dataclass(frozen=True)
+class Fp8Inputs:
+    """Q, K (BH, N, d) and Vᵀ (BH, d, N padded) in e4m3 with their float32 scales; `shape`, `dtype`: Q's."""
+
+    q8: torch.Tensor
+    k8: torch.Tensor
+    vt8: torch.Tensor
+    q_scales: torch.Tensor  # (BH, Nq), one per query row
+    k_scales: torch.Tensor  # (BH, Nk), one per key row
+    v_scales: torch.Tensor  # (BH, d), one per channel of V
+    shape: torch.Size
+    dtype: torch.dtype
+
+
+def prepare(q, k, v) -> Fp8Inputs:
+    """Quantise (..., N, d) inputs for `fp8_attention` (torch, on the inputs' device)."""
+    q3, k3, v3 = (t.reshape(-1, *t.shape[-2:]) for t in (q, k, v))
+    batch_heads, n_k, head_dim = k3.shape
+    q8, q_scales = quantize(q3, -1)
+    k8, k_scales = quantize(k3, -1)
+    v8, v_scales = quantize(v3, -2)
+    vt8 = torch.zeros(
+        (batch_heads, head_dim, triton.cdiv(n_k, TMA_ALIGN) * TMA_ALIGN), dtype=FP8, device=q.device
+    )
+    vt8[..., :n_k] = v8.transpose(1, 2)
+    return Fp8Inputs(q8, k8, vt8, q_scales, k_scales, v_scales, q.shape, q.dtype)
+
+
+def fp8_attention(x: Fp8Inputs, is_causal: bool, scale: float):
+    """O (Q's dtype and shape) and L (float32, (..., Nq)) from the FP8 kernel on prepared inputs."""
+    batch_heads, n_q, head_dim = x.q8.shape
+    n_k = x.k8.shape[1]
+    o3 = torch.empty((batch_heads, n_q, head_dim), dtype=flash_triton._run_dtype(x.dtype), device=x.q8.device)
+    lse = torch.empty((batch_heads, n_q), dtype=torch.float32, device=x.q8.device)
+    block_q, block_k, warps, stages = CONFIG
+    vt_desc = hopper.tensor_descriptor_class()(
+        x.vt8, list(x.vt8.shape), list(x.vt8.stride()), [1, head_dim, block_k]
+    )
+    fp8_forward_kernel[(triton.cdiv(n_q, block_q), batch_heads)](
+        descriptor(x.q8, block_q), descriptor(x.k8, block_k), vt_desc, descriptor(o3, block_q), lse,
+        x.q_scales, x.k_scales, x.v_scales, n_q, n_k, scale * flash_triton.LOG2E,
+        HEAD_DIM=head_dim, IS_CAUSAL=bool(is_causal), BLOCK_Q=block_q, BLOCK_K=block_k,
+        num_warps=warps, num_stages=stages,
+    )  # fmt: skip
+    return o3.to(x.dtype).reshape(x.shape), lse.reshape(x.shape[:-1])
+
+
+def fp8_forward(q, k, v, is_causal: bool = False, scale: float | None = None):
+    """O (q's dtype and shape) and L (float32) of attention with Q, K, V quantised to e4m3 (see the module)."""
+    check_inputs(q, k, v)
+    return fp8_attention(prepare(q, k, v), is_causal, default_scale(q, scale))
