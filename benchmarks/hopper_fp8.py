@@ -5,8 +5,9 @@
 For d ∈ {64, 128}, causal and not: the error of O per row against float64 at `CHECK_SHAPE` (median and max of
 ‖O − O₆₄‖ / ‖O₆₄‖) for the FP8 kernel, for the bf16 Hopper forward, and for float64 attention of the FP8-quantised
 inputs (what the e4m3 inputs cost by themselves); then, at each N of the FlashAttention paper's grid (B·N = 16k
-tokens, H·d = 2048), the TFLOP/s of the FP8 kernel alone (inputs already quantised), of the FP8 forward with its
-quantising, of the bf16 Hopper forward and of SDPA cuDNN in bf16. Writes DIR/fp8.json and DIR/fp8.md.
+tokens, H·d = 2048), the TFLOP/s of the FP8 kernel alone (inputs already quantised, autotuned), of the FP8 forward
+with its quantising, of the bf16 Hopper forward and of SDPA cuDNN in bf16; at the largest N, each config of the FP8
+kernel's search space alone. Writes DIR/fp8.json and DIR/fp8.md.
 """
 
 from __future__ import annotations
@@ -43,22 +44,47 @@ def accuracy(d: int, causal: bool) -> dict:
     q, k, v = grading.random_qkv(heads, n_q, n_k, d, dtype=torch.bfloat16, device="cuda", requires_grad=False)
     exact, _ = grading.reference_attention(q, k, v, is_causal=causal)
     x = hopper_fp8.prepare(q, k, v)
-    dequantized = (x.q8.double() * x.q_scales[..., None], x.k8.double() * x.k_scales[..., None],
-                   x.vt8[..., :n_k].transpose(1, 2).double() * x.v_scales[:, None, :])  # fmt: skip
+    out = hopper_fp8.fp8_attention(x, causal, d**-0.5)[0].reshape(exact.shape)
+    on_fp8_inputs, _ = grading.reference_attention(*hopper_fp8.dequantize(x), is_causal=causal)
     return {
-        "fp8 kernel": row_errors(hopper_fp8.fp8_forward(q, k, v, causal)[0], exact),
+        "fp8 kernel": row_errors(out, exact),
         "bf16 Hopper forward": row_errors(hopper.hopper_forward(q, k, v, causal, d**-0.5)[0], exact),
-        "float64 on fp8 inputs": row_errors(
-            grading.reference_attention(*dequantized, is_causal=causal)[0], exact
-        ),
+        "float64 on fp8 inputs": row_errors(on_fp8_inputs, exact),
+        "fp8 kernel vs float64 on its fp8 inputs": row_errors(out, on_fp8_inputs),
+    }
+
+
+def tflops(call, flops: float) -> float:
+    return flops / triton.testing.do_bench(call, warmup=25, rep=200, return_mode="median") / 1e9
+
+
+def inputs(d: int, n: int, causal: bool) -> tuple[tuple[torch.Tensor, ...], float]:
+    """(Q, K, V) of the benchmark grid at N = n in bf16, and the forward's FLOPs."""
+    batch, heads = attention.default_grid().batch_heads(n, d)
+    q, k, v = (torch.randn(batch, heads, n, d, device="cuda", dtype=torch.bfloat16) for _ in range(3))
+    return (q, k, v), attention_flops(batch * heads, n, n, d, is_causal=causal, backward=False)
+
+
+def config_label(config) -> str:
+    return f"{config.kwargs['BLOCK_Q']}×{config.kwargs['BLOCK_K']} w{config.num_warps} s{config.num_stages}"
+
+
+def config_speeds(d: int, causal: bool, n: int) -> dict:
+    """TFLOP/s of the FP8 kernel forced to each config of its GPU search space."""
+    from course.reference import hopper_fp8
+
+    (q, k, v), flops = inputs(d, n, causal)
+    prepared = hopper_fp8.prepare(q, k, v)
+    return {
+        config_label(c): tflops(lambda c=c: hopper_fp8.fp8_attention(prepared, causal, d**-0.5, c), flops)
+        for c in hopper_fp8.GPU_CONFIGS
     }
 
 
 def speed(d: int, causal: bool, n: int) -> dict:
     from course.reference import hopper, hopper_fp8
 
-    batch, heads = attention.default_grid().batch_heads(n, d)
-    q, k, v = (torch.randn(batch, heads, n, d, device="cuda", dtype=torch.bfloat16) for _ in range(3))
+    (q, k, v), flops = inputs(d, n, causal)
     prepared = hopper_fp8.prepare(q, k, v)
     calls = {
         "fp8 kernel": lambda: hopper_fp8.fp8_attention(prepared, causal, d**-0.5),
@@ -67,31 +93,55 @@ def speed(d: int, causal: bool, n: int) -> dict:
     }
     with sdpa_kernel(SDPBackend.CUDNN_ATTENTION):
         calls["bf16 SDPA cuDNN"] = lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal)
-        flops = attention_flops(batch * heads, n, n, d, is_causal=causal, backward=False)
-        return {
-            name: flops / triton.testing.do_bench(call, warmup=25, rep=200, return_mode="median") / 1e9
-            for name, call in calls.items()
-        }
+        return {name: tflops(call, flops) for name, call in calls.items()}
+
+
+def causal_cell(row: dict) -> str:
+    return "yes" if row["causal"] else "no"
 
 
 def table(rows: list[dict]) -> str:
     names = list(rows[0]["tflops"])
+    ratios = ("bf16 Hopper forward", "bf16 SDPA cuDNN")
     lines = [
-        "| d | causal | N | " + " | ".join(f"{n} TFLOP/s" for n in names) + " | fp8 kernel / bf16 Hopper |",
-        "|---" * (len(names) + 4) + "|",
+        "| d | causal | N | "
+        + " | ".join(f"{n} TFLOP/s" for n in names)
+        + "".join(f" | fp8 kernel / {peer}" for peer in ratios)
+        + " |",
+        "|---" * (len(names) + len(ratios) + 3) + "|",
     ]
     for r in rows:
         t = r["tflops"]
         lines.append(
-            f"| {r['d']} | {'yes' if r['causal'] else 'no'} | {r['n']} | "
+            f"| {r['d']} | {causal_cell(r)} | {r['n']} | "
             + " | ".join(f"{t[n]:.0f}" for n in names)
-            + f" | {t['fp8 kernel'] / t['bf16 Hopper forward']:.2f} |"
+            + "".join(f" | {t['fp8 kernel'] / t[peer]:.2f}" for peer in ratios)
+            + " |"
         )
-    lines += ["", "| d | causal | row error vs float64: median / max | | |", "|---|---|---|---|---|"]
-    for r in rows:
-        if r["n"] == rows[0]["n"]:
-            cells = " | ".join(f"{name}: {m:.1e} / {x:.1e}" for name, (m, x) in r["accuracy"].items())
-            lines.append(f"| {r['d']} | {'yes' if r['causal'] else 'no'} | {cells} |")
+    checked = [r for r in rows if "accuracy" in r]
+    errors = list(checked[0]["accuracy"])
+    lines += [
+        "",
+        f"Row error ‖O − O₆₄‖ / ‖O₆₄‖ at B·H, Nq, Nk = {CHECK_SHAPE} (bf16 inputs), median / max:",
+        "",
+        "| d | causal | " + " | ".join(errors) + " |",
+        "|---" * (len(errors) + 2) + "|",
+    ]
+    for r in checked:
+        cells = " | ".join(f"{m:.1e} / {x:.1e}" for m, x in r["accuracy"].values())
+        lines.append(f"| {r['d']} | {causal_cell(r)} | {cells} |")
+    configs = list(checked[0]["configs"])
+    lines += [
+        "",
+        f"The FP8 kernel forced to each config at N = {checked[0]['configs_n']}, TFLOP/s:",
+        "",
+        "| d | causal | " + " | ".join(configs) + " |",
+        "|---" * (len(configs) + 2) + "|",
+    ]
+    for r in checked:
+        lines.append(
+            f"| {r['d']} | {causal_cell(r)} | " + " | ".join(f"{t:.0f}" for t in r["configs"].values()) + " |"
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -106,11 +156,12 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     for d in (64, 128):
         for causal in (False, True):
-            errors = accuracy(d, causal)
-            rows += [
-                {"d": d, "causal": causal, "n": n, "accuracy": errors, "tflops": speed(d, causal, n)}
-                for n in args.ns
-            ]
+            rows += [{"d": d, "causal": causal, "n": n, "tflops": speed(d, causal, n)} for n in args.ns]
+            rows[-1] |= {
+                "accuracy": accuracy(d, causal),
+                "configs_n": args.ns[-1],
+                "configs": config_speeds(d, causal, args.ns[-1]),
+            }
             print(f"d = {d}, causal = {causal}: done", flush=True)
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "fp8.json").write_text(

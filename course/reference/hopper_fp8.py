@@ -27,8 +27,9 @@ import triton
 import triton.language as tl
 
 from course.reference import flash_triton
-from course.reference.descriptors import descriptor
+from course.reference.descriptors import descriptor, launch
 from course.reference.hopper import check_inputs
+from course.reference.triton_configs import n_bucket
 from utils import hopper, runtime
 from utils.attention.validate import default_scale
 
@@ -38,8 +39,34 @@ P_SCALE = tl.constexpr(256.0)  # a global a kernel reads must be a constexpr
 TMA_ALIGN = 16  # elements of one byte: a TMA row stride must be a multiple of 16 bytes
 
 
-# (BLOCK_Q, BLOCK_K, num_warps, num_stages): the interpreter's small tiles, else the GPU's
-CONFIG = (32, 16, 1, 1) if runtime.interpreter() else (128, 128, 8, 3)
+def set_block_shapes(nargs) -> None:
+    """Autotuning pre-hook: Q and O blocks [1, BLOCK_Q, d], K [1, BLOCK_K, d], Vᵀ [1, d, BLOCK_K]."""
+    block_q, block_k, head_dim = nargs["BLOCK_Q"], nargs["BLOCK_K"], nargs["HEAD_DIM"]
+    nargs["q_desc"].block_shape = nargs["o_desc"].block_shape = [1, block_q, head_dim]
+    nargs["k_desc"].block_shape = [1, block_k, head_dim]
+    nargs["vt_desc"].block_shape = [1, head_dim, block_k]
+
+
+def kernel_config(block_q: int, block_k: int, warps: int, stages: int) -> triton.Config:
+    """One config of `fp8_forward_kernel` (its pre-hook sets the descriptors' block shapes)."""
+    return triton.Config(
+        {"BLOCK_Q": block_q, "BLOCK_K": block_k},
+        num_warps=warps,
+        num_stages=stages,
+        pre_hook=set_block_shapes,
+    )
+
+
+# The GPU's search space (the benchmark times each of them, `benchmarks/results/h100/hopper/fp8/`); the interpreter
+# gets one small config with different Q and K tiles, so the diagonal and tail cases are exercised.
+GPU_CONFIGS = [
+    kernel_config(128, 128, 8, 3),
+    kernel_config(128, 128, 8, 4),
+    kernel_config(128, 64, 4, 3),
+    kernel_config(128, 64, 8, 3),
+    kernel_config(64, 128, 4, 3),
+]
+INTERPRETER_CONFIGS = [kernel_config(32, 16, 1, 1)]
 
 
 def quantize(x: torch.Tensor, dim: int) -> tuple[torch.Tensor, torch.Tensor]:
@@ -74,10 +101,15 @@ def _fp8_tile(
     return acc, new_max, row_sum
 
 
+@triton.autotune(
+    configs=INTERPRETER_CONFIGS if runtime.interpreter() else GPU_CONFIGS,
+    key=["HEAD_DIM", "IS_CAUSAL", "N_BUCKET"],
+)
 @triton.jit
 def fp8_forward_kernel(
     q_desc, k_desc, vt_desc, o_desc, L, Q_SCALES, K_SCALES, V_SCALES, n_q, n_k, qk_scale,
-    HEAD_DIM: tl.constexpr, IS_CAUSAL: tl.constexpr, BLOCK_Q: tl.constexpr, BLOCK_K: tl.constexpr,
+    HEAD_DIM: tl.constexpr, IS_CAUSAL: tl.constexpr, N_BUCKET: tl.constexpr,
+    BLOCK_Q: tl.constexpr, BLOCK_K: tl.constexpr,
 ):  # fmt: skip
     """Grid (cdiv(Nq, BLOCK_Q), BH): O and L of one query tile; scores in base 2 (`qk_scale` = σ · log2 e)."""
     q_start = tl.program_id(0) * BLOCK_Q
@@ -138,22 +170,44 @@ def prepare(q, k, v) -> Fp8Inputs:
     return Fp8Inputs(q8, k8, vt8, q_scales, k_scales, v_scales, q.shape, q.dtype)
 
 
-def fp8_attention(x: Fp8Inputs, is_causal: bool, scale: float):
-    """O (Q's dtype and shape) and L (float32, (..., Nq)) from the FP8 kernel on prepared inputs."""
+def dequantize(x: Fp8Inputs) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Q, K, V (BH, N, d) in float64 as the kernel sees them: the e4m3 values times their scales."""
+    n_k = x.k8.shape[1]
+    return (
+        x.q8.double() * x.q_scales[..., None],
+        x.k8.double() * x.k_scales[..., None],
+        x.vt8[..., :n_k].transpose(1, 2).double() * x.v_scales[:, None, :],
+    )
+
+
+def fp8_attention(x: Fp8Inputs, is_causal: bool, scale: float, config: triton.Config | None = None):
+    """O (Q's dtype and shape) and L (float32, (..., Nq)) from the FP8 kernel on prepared inputs; `config` (see
+    `kernel_config`) forces one config instead of autotuning (the benchmark times each)."""
     batch_heads, n_q, head_dim = x.q8.shape
     n_k = x.k8.shape[1]
     o3 = torch.empty((batch_heads, n_q, head_dim), dtype=flash_triton._run_dtype(x.dtype), device=x.q8.device)
     lse = torch.empty((batch_heads, n_q), dtype=torch.float32, device=x.q8.device)
-    block_q, block_k, warps, stages = CONFIG
-    vt_desc = hopper.tensor_descriptor_class()(
-        x.vt8, list(x.vt8.shape), list(x.vt8.stride()), [1, head_dim, block_k]
+    descriptors = {
+        "q_desc": descriptor(x.q8, 64),
+        "k_desc": descriptor(x.k8, 64),
+        "vt_desc": hopper.tensor_descriptor_class()(
+            x.vt8, list(x.vt8.shape), list(x.vt8.stride()), [1, head_dim, 64]
+        ),
+        "o_desc": descriptor(o3, 64),
+    }
+    args = (
+        *descriptors.values(),
+        lse,
+        x.q_scales,
+        x.k_scales,
+        x.v_scales,
+        n_q,
+        n_k,
+        scale * flash_triton.LOG2E,
     )
-    fp8_forward_kernel[(triton.cdiv(n_q, block_q), batch_heads)](
-        descriptor(x.q8, block_q), descriptor(x.k8, block_k), vt_desc, descriptor(o3, block_q), lse,
-        x.q_scales, x.k_scales, x.v_scales, n_q, n_k, scale * flash_triton.LOG2E,
-        HEAD_DIM=head_dim, IS_CAUSAL=bool(is_causal), BLOCK_Q=block_q, BLOCK_K=block_k,
-        num_warps=warps, num_stages=stages,
-    )  # fmt: skip
+    constexprs = {"HEAD_DIM": head_dim, "IS_CAUSAL": bool(is_causal), "N_BUCKET": n_bucket(max(n_q, n_k))}
+    grid = lambda meta: (triton.cdiv(n_q, meta["BLOCK_Q"]), batch_heads)  # noqa: E731
+    launch(fp8_forward_kernel, grid, args, constexprs, descriptors, config)
     return o3.to(x.dtype).reshape(x.shape), lse.reshape(x.shape[:-1])
 
 
