@@ -100,47 +100,42 @@ def causal_cell(row: dict) -> str:
     return "yes" if row["causal"] else "no"
 
 
+def markdown_table(header: list[str], rows: list[list[str]]) -> list[str]:
+    return ["| " + " | ".join(header) + " |", "|---" * len(header) + "|"] + [
+        "| " + " | ".join(cells) + " |" for cells in rows
+    ]
+
+
 def table(rows: list[dict]) -> str:
+    """fp8.md: TFLOP/s and ratios per point, then (one row per d and causal) the errors and each config's speed."""
     names = list(rows[0]["tflops"])
-    ratios = ("bf16 Hopper forward", "bf16 SDPA cuDNN")
-    lines = [
-        "| d | causal | N | "
-        + " | ".join(f"{n} TFLOP/s" for n in names)
-        + "".join(f" | fp8 kernel / {peer}" for peer in ratios)
-        + " |",
-        "|---" * (len(names) + len(ratios) + 3) + "|",
-    ]
-    for r in rows:
-        t = r["tflops"]
-        lines.append(
-            f"| {r['d']} | {causal_cell(r)} | {r['n']} | "
-            + " | ".join(f"{t[n]:.0f}" for n in names)
-            + "".join(f" | {t['fp8 kernel'] / t[peer]:.2f}" for peer in ratios)
-            + " |"
-        )
+    peers = ("bf16 Hopper forward", "bf16 SDPA cuDNN")
+    lines = markdown_table(
+        ["d", "causal", "N", *(f"{n} TFLOP/s" for n in names), *(f"fp8 kernel / {p}" for p in peers)],
+        [
+            [str(r["d"]), causal_cell(r), str(r["n"])]
+            + [f"{r['tflops'][n]:.0f}" for n in names]
+            + [f"{r['tflops']['fp8 kernel'] / r['tflops'][p]:.2f}" for p in peers]
+            for r in rows
+        ],
+    )
     checked = [r for r in rows if "accuracy" in r]
-    errors = list(checked[0]["accuracy"])
-    lines += [
-        "",
-        f"Row error ‖O − O₆₄‖ / ‖O₆₄‖ at B·H, Nq, Nk = {CHECK_SHAPE} (bf16 inputs), median / max:",
-        "",
-        "| d | causal | " + " | ".join(errors) + " |",
-        "|---" * (len(errors) + 2) + "|",
-    ]
-    for r in checked:
-        cells = " | ".join(f"{m:.1e} / {x:.1e}" for m, x in r["accuracy"].values())
-        lines.append(f"| {r['d']} | {causal_cell(r)} | {cells} |")
-    configs = list(checked[0]["configs"])
-    lines += [
-        "",
-        f"The FP8 kernel forced to each config at N = {checked[0]['configs_n']}, TFLOP/s:",
-        "",
-        "| d | causal | " + " | ".join(configs) + " |",
-        "|---" * (len(configs) + 2) + "|",
-    ]
-    for r in checked:
-        lines.append(
-            f"| {r['d']} | {causal_cell(r)} | " + " | ".join(f"{t:.0f}" for t in r["configs"].values()) + " |"
+    sections = (
+        (
+            f"Row error ‖O − O₆₄‖ / ‖O₆₄‖ at B·H, Nq, Nk = {CHECK_SHAPE} (bf16 inputs), median / max:",
+            "accuracy",
+            lambda error: f"{error[0]:.1e} / {error[1]:.1e}",
+        ),
+        (
+            f"The FP8 kernel forced to each config at N = {checked[0]['configs_n']}, TFLOP/s:",
+            "configs",
+            "{:.0f}".format,
+        ),
+    )
+    for title, key, cell in sections:
+        lines += ["", title, ""] + markdown_table(
+            ["d", "causal", *checked[0][key]],
+            [[str(r["d"]), causal_cell(r), *map(cell, r[key].values())] for r in checked],
         )
     return "\n".join(lines) + "\n"
 

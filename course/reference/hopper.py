@@ -88,6 +88,19 @@ def _attend(
     return acc, new_max, row_sum
 
 
+@triton.jit
+def key_bounds(q_start, n_k, BLOCK_Q: tl.constexpr, BLOCK_K: tl.constexpr, IS_CAUSAL: tl.constexpr):
+    """(full_end, keys_end) for the query tile at `q_start`: key tiles below `full_end` are seen whole by every row
+    (no mask: no key tail and, causal, the tile's last key <= its first query); the keys up to `keys_end` are all
+    that any of its rows sees (the tiles in between are masked)."""
+    full_end = (n_k // BLOCK_K) * BLOCK_K
+    keys_end = n_k
+    if IS_CAUSAL:
+        full_end = tl.minimum(full_end, ((q_start + 1) // BLOCK_K) * BLOCK_K)
+        keys_end = tl.minimum(n_k, q_start + BLOCK_Q)
+    return full_end, keys_end
+
+
 @triton.autotune(
     configs=INTERPRETER_CONFIGS if runtime.interpreter() else GPU_CONFIGS + FLOAT32_CONFIGS,
     key=["HEAD_DIM", "IS_CAUSAL", "N_BUCKET", "ELEMENT_BYTES"],  # descriptors carry no dtype for the key
@@ -122,11 +135,7 @@ def hopper_forward_kernel(
         row_max = tl.full([BLOCK_Q], float("-inf"), dtype=tl.float32)
         row_sum = tl.zeros([BLOCK_Q], dtype=tl.float32)
         acc = tl.zeros([BLOCK_Q, HEAD_DIM], dtype=tl.float32)
-        full_end = (n_k // BLOCK_K) * BLOCK_K  # tiles with no key tail
-        keys_end = n_k
-        if IS_CAUSAL:  # fully visible: the tile's last key <= the tile's first query
-            full_end = tl.minimum(full_end, ((q_start + 1) // BLOCK_K) * BLOCK_K)
-            keys_end = tl.minimum(n_k, q_start + BLOCK_Q)
+        full_end, keys_end = key_bounds(q_start, n_k, BLOCK_Q, BLOCK_K, IS_CAUSAL)
         for k_start in tl.range(0, full_end, BLOCK_K):
             acc, row_max, row_sum = _attend(
                 acc, row_max, row_sum, q, k_desc, v_desc, bh, k_start, n_k, offs_q, qk_scale,

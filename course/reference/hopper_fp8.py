@@ -28,7 +28,7 @@ import triton.language as tl
 
 from course.reference import flash_triton
 from course.reference.descriptors import descriptor, launch
-from course.reference.hopper import check_inputs
+from course.reference.hopper import check_inputs, key_bounds
 from course.reference.triton_configs import n_bucket
 from utils import hopper, runtime
 from utils.attention.validate import default_scale
@@ -120,11 +120,7 @@ def fp8_forward_kernel(
     row_max = tl.full([BLOCK_Q], float("-inf"), dtype=tl.float32)
     row_sum = tl.zeros([BLOCK_Q], dtype=tl.float32)
     acc = tl.zeros([BLOCK_Q, HEAD_DIM], dtype=tl.float32)
-    full_end = (n_k // BLOCK_K) * BLOCK_K  # key tiles without a tail
-    keys_end = n_k
-    if IS_CAUSAL:  # fully visible: the tile's last key <= the tile's first query
-        full_end = tl.minimum(full_end, ((q_start + 1) // BLOCK_K) * BLOCK_K)
-        keys_end = tl.minimum(n_k, q_start + BLOCK_Q)
+    full_end, keys_end = key_bounds(q_start, n_k, BLOCK_Q, BLOCK_K, IS_CAUSAL)
     for k_start in tl.range(0, full_end, BLOCK_K):
         acc, row_max, row_sum = _fp8_tile(
             acc, row_max, row_sum, q, row_scale, k_desc, vt_desc, K_SCALES, bh, k_start, n_k, offs_q,
