@@ -168,3 +168,11 @@ def test_random_qkv_shapes_and_freshness():
     assert not torch.equal(q, again)
     seeded = [grading.random_qkv(1, 4, 4, 16, seed=3)[0] for _ in range(2)]
     assert torch.equal(*seeded)
+
+
+def test_row_errors_are_relative_per_row_in_float64():
+    exact = torch.tensor([[3.0, 4.0], [0.0, 2.0]], dtype=torch.float16)
+    out = torch.tensor([[3.0, 4.5], [0.0, 1.0]], dtype=torch.float32)
+    errors = grading.row_errors(out, exact)
+    assert errors.dtype == torch.float64
+    assert torch.allclose(errors, torch.tensor([0.5 / 5.0, 1.0 / 2.0], dtype=torch.float64))

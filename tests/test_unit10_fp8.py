@@ -31,22 +31,18 @@ CASES = [  # B·H, Nq, Nk, d, dtype, causal
 ]
 
 
-def row_errors(out, exact):
-    return (out.double() - exact).norm(dim=-1) / exact.norm(dim=-1)
-
-
 def assert_within_fp8_error(q, k, v, is_causal, where):
     x = hopper_fp8.prepare(q, k, v)
     out, lse = hopper_fp8.fp8_attention(x, is_causal, q.shape[-1] ** -0.5)
     assert out.dtype == q.dtype and out.shape == q.shape and lse.shape == q.shape[:-1]
     exact, _ = grading.reference_attention(q, k, v, is_causal=is_causal)
-    errors = row_errors(out, exact)
+    errors = grading.row_errors(out, exact)
     median_bound, max_bound = BOUNDS[where]
     assert errors.median() < median_bound and errors.max() < max_bound, (errors.median(), errors.max())
     on_fp8_inputs, lse_on_fp8_inputs = grading.reference_attention(
         *hopper_fp8.dequantize(x), is_causal=is_causal
     )
-    assert row_errors(out.reshape(on_fp8_inputs.shape), on_fp8_inputs).median() < P_ROUNDING
+    assert grading.row_errors(out.reshape(on_fp8_inputs.shape), on_fp8_inputs).median() < P_ROUNDING
     assert (lse.reshape(lse_on_fp8_inputs.shape).double() - lse_on_fp8_inputs).abs().max() < L_BOUND[where]
 
 

@@ -66,6 +66,12 @@ def reference_gradients(q, k, v, grad_out, is_causal: bool = False, scale: float
     return tuple(t.to(q.device) for t in (dq, dk, dv))
 
 
+def row_errors(out: torch.Tensor, exact: torch.Tensor) -> torch.Tensor:
+    """‖out − exact‖ / ‖exact‖ of each row (norms over the last dimension), in float64."""
+    exact = exact.double()
+    return (out.double() - exact).norm(dim=-1) / exact.norm(dim=-1)
+
+
 def assert_close(actual, expected, what: str, atol: float, rtol: float) -> None:
     """Shape and values of `actual` against a (float64) reference, with a bilingual message on failure."""
     if not isinstance(actual, torch.Tensor):

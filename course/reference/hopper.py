@@ -66,6 +66,15 @@ INTERPRETER_CONFIGS = [kernel_config(32, 16, 1, 1, per_sm=2)]
 
 
 @triton.jit
+def hide_invisible(s, offs_q, offs_k, n_k, IS_CAUSAL: tl.constexpr):
+    """The score tile with −∞ where a key is beyond Nk (the key tail, read as zeros) or, causal, after the query."""
+    visible = offs_k[None, :] < n_k
+    if IS_CAUSAL:
+        visible = visible & (offs_k[None, :] <= offs_q[:, None])
+    return tl.where(visible, s, float("-inf"))
+
+
+@triton.jit
 def _attend(
     acc, row_max, row_sum, q, k_desc, v_desc, bh, k_start, n_k, offs_q, qk_scale,
     BLOCK_K: tl.constexpr, HEAD_DIM: tl.constexpr, MASKED: tl.constexpr, IS_CAUSAL: tl.constexpr,
@@ -75,11 +84,7 @@ def _attend(
     v = v_desc.load([bh, k_start, 0]).reshape([BLOCK_K, HEAD_DIM])
     s = tl.dot(q, tl.trans(k))  # unscaled: the scale goes into the exponent's multiply-add below
     if MASKED:
-        offs_k = k_start + tl.arange(0, BLOCK_K)
-        visible = offs_k[None, :] < n_k  # the key tail was read as zeros: hide its scores
-        if IS_CAUSAL:
-            visible = visible & (offs_k[None, :] <= offs_q[:, None])
-        s = tl.where(visible, s, float("-inf"))
+        s = hide_invisible(s, offs_q, k_start + tl.arange(0, BLOCK_K), n_k, IS_CAUSAL)
     new_max = tl.maximum(row_max, tl.max(s, 1) * qk_scale)  # key 0 is in the first tile visited: finite
     p = tl.exp2(s * qk_scale - new_max[:, None])  # one fused multiply-add per score
     correction = tl.exp2(row_max - new_max)

@@ -28,7 +28,7 @@ import triton.language as tl
 
 from course.reference import flash_triton
 from course.reference.descriptors import descriptor, launch
-from course.reference.hopper import check_inputs, key_bounds
+from course.reference.hopper import check_inputs, hide_invisible, key_bounds
 from course.reference.triton_configs import n_bucket
 from utils import hopper, runtime
 from utils.attention.validate import default_scale
@@ -89,10 +89,7 @@ def _fp8_tile(
     key_scale = tl.load(K_SCALES + bh * n_k + offs_k, mask=offs_k < n_k, other=0.0)
     s = tl.dot(q, tl.trans(k)) * row_scale[:, None] * key_scale[None, :]
     if MASKED:
-        visible = offs_k[None, :] < n_k
-        if IS_CAUSAL:
-            visible = visible & (offs_k[None, :] <= offs_q[:, None])
-        s = tl.where(visible, s, float("-inf"))
+        s = hide_invisible(s, offs_q, offs_k, n_k, IS_CAUSAL)
     new_max = tl.maximum(row_max, tl.max(s, 1))  # key 0 is in the first tile visited: finite
     p = tl.exp2(s - new_max[:, None])
     correction = tl.exp2(row_max - new_max)
