@@ -169,7 +169,7 @@ def assert_regrade_is_identical(out, first: dict, units: list[str]) -> None:
     assert again.keys() == {key for key in first if key[1] in units}
     for key, row in again.items():
         assert row.cells and row.cells == first[key].cells, key
-        assert row.sandboxes == first[key].sandboxes == {"namespaces"}, key  # the sandbox was active
+        assert row.sandboxes == first[key].sandboxes == {"bubblewrap"}, key  # the sandbox was active
 
 
 def test_a_regrade_of_judged_units_gives_every_cell_the_same_score(demo_course):

@@ -115,7 +115,7 @@ def test_max_sequence_length_is_the_largest_fit():
 
 def test_the_judge_child_passes_dtypes_and_returns_dicts():
     body = "def f(x, dtype, n):\n    return {'bytes': x.to(dtype).element_size() * n, 'name': str(dtype)}"
-    child = Child(f"import torch\n\n{body}\n", {}, sandbox.probe()[0])
+    child = Child(f"import torch\n\n{body}\n", {}, sandbox.choose("auto")[0])
     try:
         answer = child.call("f", torch.ones(2), torch.bfloat16, 3)
     finally:

@@ -44,28 +44,38 @@ def save(tensors: dict[str, torch.Tensor], path: Path) -> None:
 
 def load(path: Path) -> dict[str, torch.Tensor]:
     """Read what `save` wrote; a malformed file raises ValueError (never executes anything)."""
-    header = json.loads(Path(f"{path}.json").read_text(encoding="utf-8"))
-    raw = Path(path).read_bytes()
-    tensors = {}
-    for name, entry in header.items():
-        dtype = DTYPES.get(entry.get("dtype"))
-        shape = [int(n) for n in entry.get("shape", [])]
-        start, size = int(entry.get("offset", -1)), int(entry.get("bytes", -1))
-        numel = 1
-        for n in shape:
-            numel *= n
-        item = torch.empty((), dtype=dtype).element_size() if dtype is not None else 0
-        if (
-            dtype is None
-            or min(shape, default=0) < 0
-            or size != numel * item
-            or not 0 <= start <= len(raw) - size
-        ):
-            raise ValueError(f"malformed tensor entry {name!r}")
-        buffer = bytearray(raw[start : start + size])
-        flat = torch.frombuffer(buffer, dtype=torch.uint8) if size else torch.empty(0, dtype=torch.uint8)
-        tensors[name] = flat.view(dtype).reshape(shape) if size else torch.empty(shape, dtype=dtype)
-    return tensors
+    return parse(Path(f"{path}.json").read_bytes(), Path(path).read_bytes())
 
 
-__all__ = ["load", "save"]
+def parse(header_bytes: bytes, raw: bytes) -> dict[str, torch.Tensor]:
+    """The tensors of a header and its raw bytes; anything malformed raises ValueError."""
+    try:
+        header = json.loads(header_bytes)
+        return {str(name): _tensor(entry, raw) for name, entry in header.items()}
+    except (AttributeError, KeyError, TypeError, ValueError, OverflowError, RecursionError) as error:
+        raise ValueError(f"malformed tensor file: {type(error).__name__}") from None
+
+
+def _tensor(entry: dict, raw: bytes) -> torch.Tensor:
+    dtype = DTYPES.get(entry.get("dtype"))
+    shape = [int(n) for n in entry.get("shape", [])]
+    start, size = int(entry.get("offset", -1)), int(entry.get("bytes", -1))
+    numel = 1
+    for n in shape:
+        numel *= n
+    item = torch.empty((), dtype=dtype).element_size() if dtype is not None else 0
+    if (
+        dtype is None
+        or min(shape, default=0) < 0
+        or size != numel * item
+        or not 0 <= start <= len(raw) - size
+    ):
+        raise ValueError("malformed tensor entry")
+    if not size:
+        return torch.empty(shape, dtype=dtype)
+    return (
+        torch.frombuffer(bytearray(raw[start : start + size]), dtype=torch.uint8).view(dtype).reshape(shape)
+    )
+
+
+__all__ = ["load", "parse", "save"]

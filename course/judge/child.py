@@ -1,7 +1,9 @@
 """The judge's end of the sandboxed child (`utils.judged_run`): send inputs, wait, read outputs as plain data.
 
 A call that crashes the child or runs past its time fails alone: the child is killed and the next call
-starts a fresh one. Nothing the child writes is executed: answers are JSON, tensors raw bytes.
+starts a fresh one. Nothing the child writes is trusted: answers are JSON and tensors raw bytes, read through a
+descriptor of the output folder taken before the child started (the child cannot move it), never through a
+link, regular files only, within byte limits; whatever is malformed is a failed call.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import os
 import select
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import time
@@ -23,7 +26,10 @@ from course.judge import sandbox
 from utils import tensor_files
 from utils.messages import bilingual
 
-ANSWER_LIMIT = 1 << 20  # bytes of one call's JSON answer
+ANSWER_LIMIT = 1 << 20  # bytes of one call's JSON answer (and of its tensors' header)
+OUTPUT_BASE_LIMIT = 64 << 20  # bytes of one call's tensors, plus OUTPUT_PER_INPUT times the inputs' bytes
+OUTPUT_PER_INPUT = 16
+LOG_TAIL_BYTES = 1 << 16
 
 
 class CallFailed(AssertionError):
@@ -66,16 +72,27 @@ def decode(node, tensors: dict[str, torch.Tensor]):
     return Opaque(str(node.get("repr", "?")))
 
 
-def read_plain(path: Path, limit: int) -> bytes:
-    """The bytes of a regular file written by the child (never through a link, at most `limit`)."""
-    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+def read_plain(folder: int, name: str, limit: int) -> bytes:
+    """The bytes of the regular file `name` in the folder open as `folder`, written by the child: never through
+    a link, never a FIFO or device, at most `limit` bytes (else ValueError)."""
+    fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=folder)
     try:
-        data = os.read(fd, limit + 1)
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_nlink != 1:
+            raise ValueError(f"{name} is not a plain file")
+        if info.st_size > limit:
+            raise ValueError(f"{name} is too large ({info.st_size} bytes, at most {limit})")
+        with open(fd, "rb", closefd=False) as data:
+            content = data.read(limit + 1)
     finally:
         os.close(fd)
-    if len(data) > limit:
-        raise ValueError("answer too large")
-    return data
+    if len(content) > limit:
+        raise ValueError(f"{name} is too large (at most {limit} bytes)")
+    return content
+
+
+def tensor_bytes(tensors: dict[str, torch.Tensor]) -> int:
+    return sum(t.numel() * t.element_size() for t in tensors.values())
 
 
 class Child:
@@ -88,8 +105,10 @@ class Child:
         mechanism: str,
         extra_hidden: list[Path] = (),
         triton_cache: Path | None = None,
+        owner: int | None = None,
     ):
-        self.work = sandbox.workspace()
+        self.work = sandbox.workspace(owner=owner)
+        self.out = os.open(self.work / "out", os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
         self.triton_cache = triton_cache
         (self.work / "in").mkdir()
         (self.work / "student_code.py").write_text(module_source, encoding="utf-8")
@@ -135,6 +154,9 @@ class Child:
 
     def close(self) -> None:
         self.stop()
+        if self.out is not None:
+            os.close(self.out)
+            self.out = None
         shutil.rmtree(self.work, ignore_errors=True)
 
     def exit_code(self, grace: float = 10.0) -> int | None:
@@ -145,8 +167,11 @@ class Child:
             return None
 
     def log_tail(self, lines: int = 8) -> str:
-        text = (self.work / "child.log").read_text(encoding="utf-8", errors="replace")
-        return "\n".join(text.strip().splitlines()[-lines:])
+        """The last lines of what the child printed (its log is the judge's file, read from its end only)."""
+        with open(self.work / "child.log", "rb") as log:
+            log.seek(max(0, log.seek(0, os.SEEK_END) - LOG_TAIL_BYTES))
+            text = log.read().decode("utf-8", errors="replace")
+        return "\n".join(line[:500] for line in text.strip().splitlines()[-lines:])
 
     def wait_for(self, call_id: int, timeout: float) -> str:
         """ "done", "timeout" or "crashed": how waiting for the child's answer to `call_id` ended."""
@@ -188,6 +213,7 @@ class Child:
         if grad is not None:
             tensors["grad"] = grad
         tensor_files.save(tensors, self.work / "in" / str(call_id))
+        self.output_limit = OUTPUT_BASE_LIMIT + OUTPUT_PER_INPUT * tensor_bytes(tensors)
         request = {"id": call_id, "target": target, "args": specs, "requires_grad": list(requires_grad)}
         request["grad"] = "grad" if grad is not None else None
         try:
@@ -213,13 +239,14 @@ class Child:
         return self.read_answer(call_id, target)
 
     def read_answer(self, call_id: int, target: str) -> Answer:
-        out = self.work / "out" / str(call_id)
         try:
-            answer = json.loads(read_plain(out.with_suffix(".answer"), ANSWER_LIMIT))
+            answer = json.loads(read_plain(self.out, f"{call_id}.answer", ANSWER_LIMIT))
             if not answer.get("ok"):
                 where = str(answer.get("where", ""))
                 raise CallFailed(f"{str(answer.get('error', ''))[:3000]}\n{where[:3000]}".rstrip())
-            tensors = tensor_files.load(out)
+            header = read_plain(self.out, f"{call_id}.json", ANSWER_LIMIT)
+            tensors = tensor_files.parse(header, read_plain(self.out, str(call_id), self.output_limit))
+            peak = answer.get("peak_memory_bytes")
             return Answer(
                 result=decode(answer["result"], tensors),
                 grads=[decode(g, tensors) for g in answer["grads"]]
@@ -227,14 +254,14 @@ class Child:
                 else None,
                 saved=decode(answer["saved"], tensors) if answer.get("saved") is not None else None,
                 largest=dict(answer.get("largest") or {}),
-                peak_memory_bytes=answer.get("peak_memory_bytes"),
+                peak_memory_bytes=int(peak) if peak is not None else None,
                 seconds=float(answer.get("seconds", 0.0)),
             )
         except CallFailed:
             raise
-        except (OSError, ValueError, KeyError, TypeError) as error:
+        except Exception as error:  # noqa: BLE001 (whatever the child wrote, a malformed answer fails the call)
             raise CallFailed(
                 bilingual(
                     f"{target} 的输出无法读取：{error}", f"the output of {target} is unreadable: {error}"
-                )
+                )[:1000]
             ) from None

@@ -1,12 +1,12 @@
 """Inside fresh namespaces (started by `unshare`, see `course.judge.sandbox`): hide, re-bind, drop rights, exec.
 
-`python -m course.judge.enter SPEC.json`, as root of new mount, PID and network namespaces:
+`python -m course.judge.enter SPEC.json`, as root of new mount, PID, IPC and network namespaces:
 1. every path in "hide" gets an empty tmpfs on top, with the given mode (the course, the grader's home,
-   /tmp with other graders' scratch folders);
+   /tmp with other graders' scratch folders, /var/tmp and /dev/shm);
 2. every path in "keep" (the Python environment, the working copy) is bound back where it was, through a
    file descriptor opened before step 1;
 3. a /proc of the new PID namespace replaces the old one (no other process is visible);
-4. the process becomes `nobody` (or, when it started unprivileged, enters one more user namespace, which
+4. the process becomes the grading's own uid (or, when it started unprivileged, enters one more user namespace, which
    locks the mounts) and sets no-new-privileges, then executes "argv" with "env" in "cwd".
 """
 
@@ -20,7 +20,6 @@ import sys
 MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_BIND, MS_REC, MS_PRIVATE = 2, 4, 8, 4096, 16384, 1 << 18
 CLONE_NEWNS, CLONE_NEWUSER = 0x00020000, 0x10000000
 PR_SET_NO_NEW_PRIVS = 38
-NOBODY = 65534
 
 libc = ctypes.CDLL(None, use_errno=True)
 
@@ -48,8 +47,8 @@ def enter(spec: dict) -> None:
     mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
     if spec["privileged"]:
         os.setgroups([])
-        os.setgid(NOBODY)
-        os.setuid(NOBODY)
+        os.setgid(spec["uid"])
+        os.setuid(spec["uid"])
     else:
         check(libc.unshare(CLONE_NEWUSER | CLONE_NEWNS), "unshare")  # mounts become locked together
     check(libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "prctl")

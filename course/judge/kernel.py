@@ -8,6 +8,7 @@ network, or signal processes outside its namespace; every process it starts dies
 
 from __future__ import annotations
 
+import os
 import shutil
 import weakref
 from pathlib import Path
@@ -36,9 +37,8 @@ class SandboxedKernelManager(AsyncKernelManager):
             return
         self.work = sandbox.workspace("course-kernel-")
         weakref.finalize(self, shutil.rmtree, self.work, True)
-        sockets = self.work / "ipc"
-        sockets.mkdir()
-        sockets.chmod(0o777)
+        self.owner = sandbox.owner_of(self.work)
+        sockets = sandbox.private_folder(self.work / "ipc", self.owner)
         self.transport, self.ip = "ipc", str(sockets / "kernel")
         self.connection_file = str(self.work / "kernel.json")
 
@@ -46,11 +46,13 @@ class SandboxedKernelManager(AsyncKernelManager):
         kernel_cmd, kw = await super()._async_pre_start_kernel(**kw)
         if self.mechanism == "none":
             return kernel_cmd, kw
-        Path(self.connection_file).chmod(0o644)  # the kernel runs as nobody
-        folder = Path(kw.get("cwd") or ".")
+        if os.geteuid() == 0:
+            os.chown(self.connection_file, self.owner, self.owner)  # the kernel runs as the sandbox's uid
         cwd = self.work / "home" / "notebook"
-        shutil.copytree(folder, cwd, ignore=shutil.ignore_patterns("*.ipynb"), dirs_exist_ok=True)
-        cwd.chmod(0o777)
+        sandbox.copy_plain_tree(Path(kw.get("cwd") or "."), cwd)  # the submission's files, never its links
+        for path in [cwd, *cwd.rglob("*")]:
+            if os.geteuid() == 0:
+                os.chown(path, self.owner, self.owner)
         argv, env = sandbox.command(kernel_cmd, self.work, self.mechanism, cwd=cwd)
         return argv, {**kw, "env": env, "cwd": str(ROOT)}
 

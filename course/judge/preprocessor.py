@@ -137,13 +137,14 @@ def judge_notebook(
         if cell.get("metadata", {}).get("nbgrader", {}).get("grade_id") in unit.cells
         and cell.metadata["nbgrader"].get("grade")
     ]
-    triton_cache = sandbox.shared_folder("course-triton-")
+    owner = sandbox.new_owner()  # one uid for this notebook's children and their shared Triton cache
+    triton_cache = sandbox.shared_folder("course-triton-", owner)
     children, children_lock, mine = [], threading.Lock(), threading.local()
 
     def child() -> Child:
         """This thread's child (one per thread; the children of a notebook share one Triton cache)."""
         if not hasattr(mine, "child"):
-            mine.child = Child(source, settings, mechanism, triton_cache=triton_cache)
+            mine.child = Child(source, settings, mechanism, triton_cache=triton_cache, owner=owner)
             with children_lock:
                 children.append(mine.child)
         return mine.child

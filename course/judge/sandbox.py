@@ -1,10 +1,15 @@
-"""Where a student's code runs while it is judged: a working copy that holds only what a student has.
+"""Where a student's code runs while it is judged: a fresh root that holds only what a student has.
 
-Mechanism "namespaces" (util-linux `unshare` + `course.judge.enter`): new mount, PID and network namespaces;
-the course folder, the nbgrader course root and the temp folder (other graders' scratch, gradebook copies)
-are covered by empty tmpfs mounts; only the Python environment and the working copy are bound back; the
-process runs as `nobody` with no network and sees no other process. Mechanism "none" runs the same command
-directly (`course grade --no-sandbox`, or where namespaces are unavailable; the grades CSV says which ran).
+Mechanisms, best first (`choose("auto")` takes the first that works here; every grade names the one used):
+- "bubblewrap" (an allow-list, `bwrap`): a new root holding only the system's programs and libraries (/usr and
+  its links, a few files of /etc), the Python environment read-only, the working copy, and a private /tmp and
+  /dev/shm; new user, mount, PID, IPC, network, UTS and cgroup namespaces. On the host the sandbox runs as a uid
+  of its own (a fresh one per grading when the grader is root) under resource limits (`prlimit`).
+- "namespaces" (a deny-list, util-linux `unshare` + `course.judge.enter`): the host's tree with the course,
+  the temp folders, the grader's home and /dev/shm covered by empty tmpfs; new mount, PID, IPC and network
+  namespaces, the same uid and limits as above.
+- "none": the command runs directly; only when the instructor asks for it (`--no-sandbox`).
+The writable folders of a working copy belong to the sandbox's uid (mode 0700); nothing is world-writable.
 """
 
 from __future__ import annotations
@@ -12,16 +17,19 @@ from __future__ import annotations
 import functools
 import json
 import os
+import secrets
 import shutil
 import site
+import stat
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 from course import ROOT
+from utils.messages import bilingual
 
-MECHANISMS = ("namespaces", "none")
+MECHANISMS = ("bubblewrap", "namespaces", "none")
 PASSED_ENV = (
     "TRITON_INTERPRET",
     "FLASH_COURSE_DEVICE",
@@ -31,6 +39,19 @@ PASSED_ENV = (
     "LANG",
     "LC_ALL",
 )
+WRITABLE = ("home", "out", "ipc")  # the working copy's folders the student's code may write
+UID_BASE, UID_RANGE = 1_000_000_000, 1 << 24  # a grading's uid on the host, when the grader is root
+SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+SYSTEM_ETC = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "localtime")
+GPU_DEVICES = "/dev/nvidia*"
+TMPFS_BYTES = 1 << 30  # a private /tmp or /dev/shm
+LIMITS = {  # prlimit's names: bytes of one file, open files, processes and threads of the uid, CPU seconds
+    "fsize": 4 << 30,
+    "nofile": 4096,
+    "nproc": 2048,
+    "cpu": 6 * 3600,
+    "core": 0,
+}
 
 
 def _inside(path: Path, folder: Path) -> bool:
@@ -42,15 +63,17 @@ def _outermost(paths: list[Path]) -> list[Path]:
     return [p for i, p in enumerate(unique) if not any(_inside(p, q) for q in unique[:i])]
 
 
-def hidden_paths(extra: list[Path] = ()) -> list[Path]:
-    """The folders covered by an empty tmpfs: the course, the temp folder, the grader's home folder and any
-    `extra` course root."""
-    home = [Path.home().resolve()] if Path.home().resolve() != Path("/") else []
-    return _outermost([ROOT, temp_folder(), *home, *(Path(p).resolve() for p in extra)])
-
-
 def temp_folder() -> Path:
     return Path(tempfile.gettempdir()).resolve()
+
+
+def hidden_paths(extra: list[Path] = ()) -> list[Path]:
+    """What the "namespaces" fallback covers with an empty tmpfs: the course, the temp folders, the grader's home,
+    the host's shared memory and any `extra` folder."""
+    home = [Path.home().resolve()] if Path.home().resolve() != Path("/") else []
+    shared = [Path(p) for p in ("/tmp", "/var/tmp", "/dev/shm", "/run/shm") if Path(p).is_dir()]
+    found = [ROOT, temp_folder(), *shared, *home, *(Path(p).resolve() for p in extra)]
+    return _outermost([p.resolve() for p in found])
 
 
 def python_paths() -> list[Path]:
@@ -64,8 +87,8 @@ def python_paths() -> list[Path]:
 
 
 def kept_paths(hidden: list[Path], workdir: Path, shared: Path | None = None) -> list[Path]:
-    """What is bound back under the hidden folders: the parts of the environment there, the work folder and a
-    shared folder."""
+    """What the fallback binds back under the hidden folders: the environment there, the work folder and a shared
+    folder."""
     keep = [p for p in python_paths() if any(_inside(p, h) and p != h for h in hidden)]
     return _outermost([*keep, workdir.resolve(), *([shared.resolve()] if shared else [])])
 
@@ -82,7 +105,7 @@ def child_env(workdir: Path, home: Path, triton_cache: Path | None = None) -> di
     env.update(
         PATH=os.pathsep.join([str(Path(sys.executable).parent), "/usr/local/bin", "/usr/bin", "/bin"]),
         HOME=str(home),
-        TMPDIR=tempfile.gettempdir(),
+        TMPDIR="/tmp",
         PYTHONPATH=os.pathsep.join([str(workdir), *extra]),
         PYTHONNOUSERSITE="1",
         PYTHONDONTWRITEBYTECODE="1",
@@ -94,22 +117,155 @@ def child_env(workdir: Path, home: Path, triton_cache: Path | None = None) -> di
     return env
 
 
-def shared_folder(prefix: str) -> Path:
-    """A folder that several sandboxed processes of one student write (e.g. their Triton cache)."""
-    folder = Path(tempfile.mkdtemp(prefix=prefix))
-    folder.chmod(0o777)
-    return folder
+def new_owner() -> int:
+    """The host uid of one grading's sandboxes: a fresh unprivileged uid when the grader is root (no other
+    student's files or processes share it), else the grader's own."""
+    return UID_BASE + secrets.randbelow(UID_RANGE) if os.geteuid() == 0 else os.getuid()
 
 
-def workspace(prefix: str = "course-judge-") -> Path:
-    """A fresh working copy: the student-facing `utils` (read-only for the child) and a writable `home`."""
+def private_folder(path: Path, owner: int) -> Path:
+    """`path` made a folder only `owner` (and the grader) may enter and write."""
+    path.mkdir(mode=0o700, exist_ok=True)
+    if os.geteuid() == 0:
+        os.chown(path, owner, owner)
+    path.chmod(0o700)
+    return path
+
+
+def shared_folder(prefix: str, owner: int) -> Path:
+    """A folder that several sandboxed processes of one grading write (e.g. their Triton cache)."""
+    return private_folder(Path(tempfile.mkdtemp(prefix=prefix)), owner)
+
+
+def workspace(prefix: str = "course-judge-", owner: int | None = None) -> Path:
+    """A fresh working copy: the student-facing `utils` (read-only for the child) and private writable `home` and
+    `out`, owned by `owner` (default: a new one)."""
+    owner = new_owner() if owner is None else owner
     work = Path(tempfile.mkdtemp(prefix=prefix))
     shutil.copytree(ROOT / "utils", work / "utils", ignore=shutil.ignore_patterns("__pycache__"))
     for folder in ("home", "out"):
-        (work / folder).mkdir()
-        (work / folder).chmod(0o777)
+        private_folder(work / folder, owner)
+    (work / "passwd").write_text(f"student:x:{owner}:{owner}::{work / 'home'}:/bin/sh\n")
     work.chmod(0o755)
     return work
+
+
+def owner_of(workdir: Path) -> int:
+    return (workdir / "home").stat().st_uid
+
+
+def limits_argv() -> list[str]:
+    """`prlimit` in front of a command: its resource limits. The address space is bounded on a CPU only (CUDA
+    reserves far more than it uses); processes only where the sandbox has a uid of its own."""
+    limits = dict(LIMITS)
+    if os.geteuid() != 0:
+        del limits["nproc"]  # counted over the grader's own processes
+    if not gpu_devices():
+        limits["as"] = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 2
+    return ["prlimit", *(f"--{name}={value}" for name, value in limits.items()), "--"]
+
+
+def gpu_devices() -> list[Path]:
+    return sorted(Path("/dev").glob(GPU_DEVICES.removeprefix("/dev/")))
+
+
+class Root:
+    """bwrap's options that build a new root, each mount point's missing folders made readable (bwrap would make
+    them 0700, owned by root)."""
+
+    def __init__(self):
+        self.argv: list[str] = []
+        self.mounted: list[Path] = []  # what lies under these exists already
+        self.folders: set[Path] = set()
+
+    def folders_to(self, target: Path) -> None:
+        for folder in reversed(target.parents[:-1]):  # all but "/"
+            if folder not in self.folders and not any(_inside(folder, m) for m in self.mounted):
+                self.argv += ["--perms", "0755", "--dir", str(folder)]
+                self.folders.add(folder)
+
+    def mount(self, option: str, source: str | Path, target: str | Path | None = None) -> None:
+        target = Path(target or source)
+        self.folders_to(target)
+        self.argv += [option, str(source), str(target)]
+        self.mounted.append(target)
+
+    def filesystem(self, option: str, target: str, *options: str) -> None:
+        """A filesystem of its own at `target`: "--proc", "--dev" or "--tmpfs" (after its `options`)."""
+        self.folders_to(Path(target))
+        self.argv += [*options, option, target]
+        self.mounted.append(Path(target))
+
+
+def bubblewrap_argv(workdir: Path, cwd: Path, shared: Path | None) -> list[str]:
+    """bwrap's options: an allow-list root over the system, the environment and the working copy. A root grader
+    builds it with privileges and the command then drops to the working copy's owner; anyone else gets a user
+    namespace in which they are that owner."""
+    owner = owner_of(workdir)
+    argv = [
+        "bwrap",
+        "--unshare-ipc",
+        "--unshare-pid",
+        "--unshare-net",
+        "--unshare-uts",
+        "--unshare-cgroup-try",
+    ]
+    argv += ["--die-with-parent", "--hostname", "sandbox"]
+    if os.geteuid() == 0:
+        argv += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]  # for setpriv below, then none
+    else:
+        argv += ["--unshare-user", "--uid", str(owner), "--gid", str(owner)]
+    root = Root()
+    for name in SYSTEM:
+        if os.path.islink(name):
+            root.mount("--symlink", os.readlink(name), name)
+        elif os.path.isdir(name):
+            root.mount("--ro-bind", name)
+    for name in SYSTEM_ETC:
+        if os.path.exists(f"/etc/{name}"):
+            root.mount("--ro-bind", f"/etc/{name}")
+    root.mount("--ro-bind", workdir / "passwd", "/etc/passwd")
+    root.filesystem("--proc", "/proc")
+    root.filesystem("--dev", "/dev")
+    for device in gpu_devices():
+        root.mount("--dev-bind", device)
+    if gpu_devices():
+        root.mount("--ro-bind", "/sys")  # the CUDA driver reads its devices there
+    for folder in ("/tmp", "/dev/shm"):
+        root.filesystem("--tmpfs", folder, "--perms", "1777", "--size", str(TMPFS_BYTES))
+    for path in _outermost(python_paths()):
+        root.mount("--ro-bind", path)
+    root.mount("--ro-bind", workdir)
+    for name in WRITABLE:
+        if (workdir / name).is_dir():
+            root.mount("--bind", workdir / name)
+    if shared is not None:
+        root.mount("--bind", shared)
+    argv += [*root.argv, "--chdir", str(cwd), "--"]
+    if os.geteuid() == 0:
+        argv += ["setpriv", f"--reuid={owner}", f"--regid={owner}", "--clear-groups", "--no-new-privs", "--"]
+    return argv
+
+
+def namespaces_argv(workdir: Path, cwd: Path, shared: Path | None, argv: list[str], env: dict, extra_hidden):
+    """The fallback's launcher (`course.judge.enter`), its spec written into the working copy."""
+    hidden = hidden_paths(list(extra_hidden))
+    privileged = os.geteuid() == 0
+    spec = {
+        "hide": {str(p): "755" if p == ROOT else "1777" for p in hidden},
+        "keep": [str(p) for p in kept_paths(hidden, workdir, shared)],
+        "argv": argv,
+        "env": env,
+        "cwd": str(cwd),
+        "privileged": privileged,
+        "uid": owner_of(workdir),
+    }
+    spec_path = workdir / "sandbox.json"
+    spec_path.write_text(json.dumps(spec), encoding="utf-8")
+    unshare = ["unshare", "--mount", "--net", "--pid", "--ipc", "--fork", "--kill-child"]
+    if not privileged:
+        unshare += ["--user", "--map-root-user"]
+    return [*unshare, sys.executable, "-m", "course.judge.enter", str(spec_path)]
 
 
 def command(
@@ -123,53 +279,82 @@ def command(
     """(command, environment) that runs `argv` under `mechanism` with the working copy `workdir`, in `cwd`
     (default: the working copy), writing Triton's cache to `triton_cache` if given."""
     env = child_env(workdir, workdir / "home", triton_cache)
+    cwd = cwd or workdir
     if mechanism == "none":
         return argv, env
-    hidden = hidden_paths(list(extra_hidden))
-    privileged = os.geteuid() == 0
-    spec = {
-        "hide": {str(p): "1777" if p == temp_folder() else "755" for p in hidden},
-        "keep": [str(p) for p in kept_paths(hidden, workdir, triton_cache)],
-        "argv": argv,
-        "env": env,
-        "cwd": str(cwd or workdir),
-        "privileged": privileged,
-    }
-    spec_path = workdir / "sandbox.json"
-    spec_path.write_text(json.dumps(spec), encoding="utf-8")
-    unshare = ["unshare", "--mount", "--net", "--pid", "--fork", "--kill-child"]
-    if not privileged:
-        unshare += ["--user", "--map-root-user"]
-    launcher_env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return [*unshare, sys.executable, "-m", "course.judge.enter", str(spec_path)], launcher_env
+    if mechanism == "bubblewrap":
+        return [*limits_argv(), *bubblewrap_argv(workdir, cwd, triton_cache), *argv], env
+    launcher_env = {**env, "PYTHONPATH": str(ROOT)}
+    inner = namespaces_argv(workdir, cwd, triton_cache, argv, env, extra_hidden)
+    return [*limits_argv(), *inner], launcher_env
 
 
 PROBE = "import os, sys; print(os.path.exists(sys.argv[1]), os.getuid())"
 
 
 @functools.cache
-def probe() -> tuple[str, str]:
-    """(mechanism, why): "namespaces" when a sandboxed child cannot see the course, else "none"."""
-    if shutil.which("unshare") is None or sys.platform != "linux":
-        return "none", "unshare (util-linux) not found"
+def probe(mechanism: str) -> tuple[bool, str]:
+    """(works, why): whether a child under `mechanism` runs here and cannot see the course."""
+    tool = {"bubblewrap": "bwrap", "namespaces": "unshare"}[mechanism]
+    if shutil.which(tool) is None or sys.platform != "linux":
+        return False, f"{tool} not found"
     work = workspace("course-probe-")
     try:
-        argv, env = command([sys.executable, "-c", PROBE, str(ROOT / "course")], work, "namespaces")
+        argv, env = command([sys.executable, "-c", PROBE, str(ROOT / "course")], work, mechanism)
         done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=60)
     except (OSError, subprocess.TimeoutExpired) as error:
-        return "none", f"unshare failed: {error}"
+        return False, f"{tool} failed: {error}"
     finally:
         shutil.rmtree(work, ignore_errors=True)
     if done.returncode != 0 or not done.stdout.startswith("False"):
-        return "none", f"unshare failed: {(done.stderr or done.stdout).strip()[-300:]}"
-    return "namespaces", "course hidden, no network, own PID namespace, unprivileged user"
+        return False, f"{tool} failed: {(done.stderr or done.stdout).strip()[-300:]}"
+    return True, describe(mechanism)
+
+
+def describe(mechanism: str) -> str:
+    return {
+        "bubblewrap": "allow-list root (bwrap), new user/mount/PID/IPC/network namespaces, uid of its own, limits",
+        "namespaces": "deny-list (unshare): course and temp folders hidden, new mount/PID/IPC/network, limits",
+        "none": "no isolation (asked for with --no-sandbox)",
+    }[mechanism]
 
 
 def choose(requested: str) -> tuple[str, str]:
-    """The mechanism to use for `requested` ("auto", "namespaces" or "none"); "namespaces" must work."""
+    """(mechanism, why) for `requested`: "auto" takes the best that works here and refuses to run unisolated;
+    a named mechanism must work; "none" is the instructor's explicit choice."""
     if requested == "none":
-        return "none", "opted out (--no-sandbox)"
-    mechanism, why = probe()
-    if requested == "namespaces" and mechanism != "namespaces":
-        raise RuntimeError(f"sandbox 'namespaces' unavailable: {why}")
-    return mechanism, why
+        return "none", describe("none")
+    tried = {}
+    for mechanism in MECHANISMS[:-1] if requested == "auto" else (requested,):
+        works, why = probe(mechanism)
+        if works:
+            return mechanism, why
+        tried[mechanism] = why
+    reasons = "; ".join(f"{m}: {why}" for m, why in tried.items())
+    raise RuntimeError(
+        bilingual(
+            f"没有可用的沙箱（{reasons}）。请安装 bubblewrap（apt-get install bubblewrap），"
+            "或在明确知道风险时用 --no-sandbox 评分。",
+            f"no sandbox works on this host ({reasons}). Install bubblewrap (apt-get install bubblewrap), "
+            "or grade with --no-sandbox if you accept running students' code unisolated.",
+        )
+    )
+
+
+def copy_plain_tree(source: Path, target: Path, skip: str = ".ipynb", limit: int = 256 << 20) -> None:
+    """Copy the folders and regular files under `source` to `target`, never through a link (links, devices and
+    FIFOs are left out), nor files named `*skip`, at most `limit` bytes in all."""
+    budget = limit
+    for folder, _, files in os.walk(source, followlinks=False):
+        into = target / Path(folder).relative_to(source)
+        into.mkdir(parents=True, exist_ok=True)
+        for name in [f for f in files if not f.endswith(skip)]:
+            try:
+                fd = os.open(os.path.join(folder, name), os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+            except OSError:
+                continue  # a link, or gone
+            with open(fd, "rb") as data:
+                info = os.fstat(fd)
+                if stat.S_ISREG(info.st_mode) and info.st_size <= budget:
+                    budget -= info.st_size
+                    (into / name).write_bytes(data.read(info.st_size))

@@ -1,0 +1,235 @@
+"""The sandbox and the judge's end of the child, attacked as a hostile student would: each test is a mechanism
+that leaked before the allow-list sandbox and the descriptor-based reading of answers."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import shutil
+import socket
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+import torch
+
+from course import ROOT
+from course.judge import sandbox
+from course.judge.child import CallFailed, Child
+
+pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the sandbox needs Linux namespaces")
+ISOLATING = [m for m in sandbox.MECHANISMS if m != "none"]
+
+
+def test_ci_has_the_allow_list_sandbox():
+    works, why = sandbox.probe("bubblewrap")
+    assert works, why  # CI installs bubblewrap (tests/setup_sandbox.sh); the GPU host carries its .deb
+    assert sandbox.choose("auto")[0] == "bubblewrap"
+
+
+def test_no_isolation_is_refused_unless_asked_for(monkeypatch):
+    monkeypatch.setattr(sandbox, "probe", lambda mechanism: (False, f"{mechanism} missing"))
+    with pytest.raises(RuntimeError, match="--no-sandbox"):
+        sandbox.choose("auto")
+    assert sandbox.choose("none")[0] == "none"
+
+
+def run_sandboxed(mechanism: str, code: str, *args: str, owner: int | None = None) -> str:
+    work = sandbox.workspace(owner=owner)
+    try:
+        argv, env = sandbox.command([sys.executable, "-c", textwrap.dedent(code), *args], work, mechanism)
+        done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        return done.stdout.strip()
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+@pytest.fixture
+def secret_outside(tmp_path_factory):
+    """A secret file in a folder of the host that no deny-list names (an instructor's private overlay)."""
+    folder = Path("/opt") / f"flash-course-private-{secrets.token_hex(4)}"
+    if os.geteuid() != 0:
+        folder = tmp_path_factory.mktemp("private")
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "salt").write_text("s3cr3t")
+    (folder / "salt").chmod(0o644)
+    yield folder / "salt"
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_the_allow_list_shows_nothing_of_the_host_but_the_system_and_the_environment(secret_outside):
+    seen = run_sandboxed(
+        "bubblewrap",
+        """
+        import os, sys
+        print(os.path.exists(sys.argv[1]), os.path.exists(sys.argv[2]))
+        print(*sorted(os.listdir("/")))
+        print(*sorted(os.listdir("/etc")))
+        """,
+        str(secret_outside),
+        str(ROOT / "course"),
+    )
+    hidden, top, etc = seen.splitlines()
+    assert hidden == "False False"  # an overlay the old deny-list never named, and the course
+    environment = {p.parts[1] for p in [*sandbox.python_paths(), sandbox.temp_folder()]}
+    system = {Path(p).name for p in sandbox.SYSTEM} | {"dev", "etc", "proc", "sys", "tmp"}
+    assert set(top.split()) <= system | environment
+    assert set(etc.split()) <= {*sandbox.SYSTEM_ETC, "passwd"}
+
+
+PROBE = """
+import os, socket, sys
+print("course", os.path.exists(sys.argv[1]))
+print("sibling", os.path.exists(sys.argv[2]))
+print("root", os.getuid() == 0)
+try:
+    os.kill(int(sys.argv[3]), 0)
+    print("signal", True)
+except OSError:
+    print("signal", False)
+try:
+    socket.create_connection(("127.0.0.1", int(sys.argv[4])), timeout=2)
+    print("network", True)
+except OSError:
+    print("network", False)
+"""
+
+
+@pytest.mark.parametrize("mechanism", ISOLATING)
+def test_the_sandbox_hides_the_course_other_folders_processes_and_network(mechanism):
+    server = socket.create_server(("127.0.0.1", 0))
+    sibling = sandbox.workspace("course-sibling-")
+    try:
+        out = run_sandboxed(
+            mechanism,
+            PROBE,
+            str(ROOT / "course"),
+            str(sibling),
+            str(os.getpid()),
+            str(server.getsockname()[1]),
+        )
+    finally:
+        server.close()
+        shutil.rmtree(sibling)
+    seen = dict(line.split() for line in out.splitlines())
+    assert seen == {
+        "course": "False",
+        "sibling": "False",
+        "root": "False",
+        "signal": "False",
+        "network": "False",
+    }
+
+
+SHARED_STATE = """
+import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+key = int(sys.argv[1])
+if sys.argv[2] == "write":
+    for folder in ("/dev/shm", "/var/tmp", "/tmp"):
+        if os.path.isdir(folder):
+            open(os.path.join(folder, f"left-{key}"), "w").write("from the last student")
+    segment = libc.shmget(key, 4096, 0o1666)  # IPC_CREAT | rw for all
+    print("created", segment >= 0)
+else:
+    found = [f for f in ("/dev/shm", "/var/tmp", "/tmp") if os.path.exists(os.path.join(f, f"left-{key}"))]
+    print("files", ",".join(found) or "-")
+    print("segment", libc.shmget(key, 0, 0) >= 0)
+"""
+
+
+@pytest.mark.parametrize("mechanism", ISOLATING)
+def test_nothing_one_student_leaves_reaches_the_next(mechanism):
+    key = 0x5EC0000 + secrets.randbelow(1 << 16)
+    assert run_sandboxed(mechanism, SHARED_STATE, str(key), "write") == "created True"
+    try:
+        seen = run_sandboxed(mechanism, SHARED_STATE, str(key), "read")
+        assert seen.splitlines() == ["files -", "segment False"]
+    finally:
+        for folder in ("/dev/shm", "/var/tmp", "/tmp"):
+            Path(folder, f"left-{key}").unlink(missing_ok=True)
+
+
+@pytest.mark.parametrize("mechanism", ISOLATING)
+def test_each_grading_has_its_own_uid_and_limits(mechanism):
+    code = """
+    import os, resource
+    names = ["RLIMIT_FSIZE", "RLIMIT_NOFILE", "RLIMIT_CPU", "RLIMIT_CORE"]
+    print(os.getuid(), *(resource.getrlimit(getattr(resource, n))[0] for n in names))
+    """
+    first, second = (run_sandboxed(mechanism, code).split() for _ in range(2))
+    assert [int(v) for v in first[1:]] == [sandbox.LIMITS[k] for k in ("fsize", "nofile", "cpu", "core")]
+    if os.geteuid() == 0:
+        assert first[0] != second[0] and int(first[0]) >= sandbox.UID_BASE  # a fresh uid per grading
+    work = sandbox.workspace()
+    try:
+        writable = [work / name for name in ("home", "out")]
+        assert all(p.stat().st_mode & 0o777 == 0o700 for p in writable)  # nothing world-writable on the host
+    finally:
+        shutil.rmtree(work)
+
+
+FORGER = """
+import os
+import utils.tensor_files as files
+
+SECRET = {secret!r}
+
+
+def forged_save(tensors, path, kind={kind!r}):
+    name = os.path.basename(path)
+    if kind == "symlink":
+        os.symlink(SECRET, path)
+        header = '{{"t0": {{"dtype": "uint8", "shape": [%d], "offset": 0, "bytes": %d}}}}' % ((len(open(SECRET).read()),) * 2) if os.path.exists(SECRET) else '{{"t0": {{"dtype": "uint8", "shape": [6], "offset": 0, "bytes": 6}}}}'
+    elif kind == "fifo":
+        os.mkfifo(path)
+        header = "{{}}"
+    elif kind == "sparse":
+        with open(path, "wb") as f:
+            f.truncate(768 << 20)
+        header = '{{"t0": {{"dtype": "uint8", "shape": [%d], "offset": 0, "bytes": %d}}}}' % ((768 << 20,) * 2)
+    else:  # a header that is JSON but not a header
+        open(path, "wb").close()
+        header = '{{"t0": [1, 2, 3]}}'
+    open(f"{{path}}.json", "w").write(header)
+
+
+def f(x):
+    if x.numel() == 1:
+        files.save = forged_save
+    return x
+"""
+
+
+@pytest.mark.parametrize("kind", ["symlink", "fifo", "sparse", "malformed"])
+def test_the_judge_never_follows_or_trusts_what_the_child_wrote(tmp_path, kind):
+    secret = tmp_path / "grades.csv"
+    secret.write_text("secret")
+    secret.chmod(0o600)
+    body = FORGER.format(secret=str(secret), kind=kind)
+    child = Child(f"import torch\n{body}", {}, sandbox.choose("auto")[0])
+    try:
+        with pytest.raises(CallFailed, match="unreadable"):
+            child.call(
+                "f", torch.ones(1), timeout=60
+            )  # before: the secret's bytes, a hang, a huge read, a crash
+        child.stop()  # a fresh child: the next call is honest again
+        assert torch.equal(child.call("f", torch.arange(3.0)).result, torch.arange(3.0))
+    finally:
+        child.close()
+
+
+def test_the_kernels_copy_of_a_submission_leaves_links_and_fifos_out(tmp_path, secret_outside):
+    folder = tmp_path / "submission"
+    (folder / "data").mkdir(parents=True)
+    (folder / "data" / "table.csv").write_text("1,2")
+    (folder / "notes.txt").symlink_to(secret_outside)
+    (folder / "linked").symlink_to(secret_outside.parent)
+    os.mkfifo(folder / "pipe")
+    (folder / "answer.ipynb").write_text("{}")
+    sandbox.copy_plain_tree(folder, tmp_path / "copy")
+    copied = sorted(str(p.relative_to(tmp_path / "copy")) for p in (tmp_path / "copy").rglob("*"))
+    assert copied == ["data", "data/table.csv"]
