@@ -14,6 +14,8 @@ from course import ROOT, notebooks, wrong
 from course.judge import preprocessor, sandbox, student_code, triton_calls, units
 from course.judge.child import CallFailed, Child, read_plain
 from course.judge.core import Cell, Judgement, seed_for
+from course.layout import COURSE
+from course.selftest import replaced
 from utils import tensor_files
 
 UNIT06 = ROOT / "source" / "06_flash_attention_pytorch" / "flash_attention_pytorch.ipynb"
@@ -58,24 +60,126 @@ def kinds(source: str, banned=()) -> set[tuple[str, str]]:
     return {(f.kind, f.what) for f in student_code.scan(source, list(banned))}
 
 
-def test_scan_finds_library_attention_however_it_is_named():
-    assert ("attention", "scaled_dot_product_attention") in kinds(
-        "from torch.nn.functional import scaled_dot_product_attention as f"
-    )
-    assert ("attention", "scaled_dot_product_attention") in kinds(
-        "f = getattr(torch.nn.functional, 'scaled_dot_product_attention')"
-    )
-    assert ("attention", "_flash_attention") in kinds(
-        "torch.ops.aten._scaled_dot_product_flash_attention(q, k, v)"
-    )
-    assert ("attention", "reference_attention") in kinds(
-        "from utils.grading import reference_attention as r", ["utils.grading:reference_attention"]
-    )
+UNIT08_BANNED = units.UNITS["flash_attention_triton.ipynb"].banned
 
 
-def test_scan_accuses_no_one_for_words_in_docstrings_or_own_names():
-    source = 'def attention_tile(q):\n    """Unlike scaled_dot_product_attention, tiled."""\n    return q\n'
-    assert kinds(source, ["utils.grading:reference_attention"]) == set()
+def attention(source: str, banned=UNIT08_BANNED) -> set[str]:
+    """What the scan calls library or course attention in `source` (the paths it resolved)."""
+    return {f.what for f in student_code.scan(source, list(banned)) if f.kind == "attention"}
+
+
+@pytest.mark.parametrize(
+    "source, path",
+    [
+        ("from torch.nn.functional import scaled_dot_product_attention as f", "torch.nn.functional."),
+        ("import torch\nf = getattr(torch.nn.functional, 'scaled_dot_product_attention')", "torch.nn."),
+        ("import torch\no = torch.ops.aten._scaled_dot_product_flash_attention(q, k, v)", "torch.ops.aten."),
+        ("import torch\no = torch._C._nn.scaled_dot_product_attention(q, k, v)", "torch._C._nn."),
+        (
+            "import torch.nn.functional as F\ndef f(q):\n    return F.scaled_dot_product_attention(q, q, q)",
+            "torch",
+        ),
+        ("import torch\nF = torch.nn.functional\nfast = F.scaled_dot_product_attention", "torch.nn."),
+        ("import torch\nfast = vars(torch.nn.functional)['scaled_dot_product_attention']", "torch.nn."),
+        (
+            "import torch\nfast = torch.nn.functional.__dict__.get('scaled_dot_product_attention')",
+            "torch.nn.",
+        ),
+        (
+            "import importlib\nf = importlib.import_module('torch.nn.functional').scaled_dot_product_attention",
+            "torch",
+        ),
+        (
+            "import pydoc\nfast = pydoc.locate('torch.nn.functional.scaled_dot_product_attention')",
+            "torch.nn.",
+        ),
+        ("from torch.ops import aten\nfast = aten._efficient_attention_forward", "torch.ops.aten."),
+        ("import torch\nlayer = torch.nn.MultiheadAttention(64, 4)", "torch.nn.MultiheadAttention"),
+        ("from torch.nn.attention.flex_attention import flex_attention", "torch.nn.attention."),
+        ("from utils.checks_flash_triton import reference_gradients as exact", "utils.checks_flash_triton."),
+        (
+            "import utils\ng = getattr(utils.checks_flash_triton, 'lse_and_delta')",
+            "utils.checks_flash_triton.",
+        ),
+        (
+            "import utils.checks_flash_triton\nr = utils.checks_flash_triton.grading.reference_attention",
+            "utils.",
+        ),
+    ],
+)
+def test_scan_finds_library_attention_however_it_is_reached(source, path):
+    found = attention(source)
+    assert len(found) == 1 and next(iter(found)).startswith(path), found
+
+
+def test_scan_accuses_no_one_for_words_in_their_own_names():
+    """A student may call their own functions, variables and attributes anything (issue 31: a unit-08
+    submission whose launcher was named launch_flash_attention_forward scored 0 as "library attention")."""
+    source = (
+        "import torch\nimport utils.checks_flash_triton\n"
+        "def scaled_dot_product_attention_tiles(q, k, v):\n"
+        '    """Unlike torch.nn.functional.scaled_dot_product_attention, tiled."""\n'
+        "    return q\n"
+        "def launch_flash_attention_forward(q, k, v, _efficient_attention=None):\n"
+        "    return scaled_dot_product_attention_tiles(q, k, v)\n"
+        "def reference_gradients(q):\n    return q\n"
+        "class MultiheadAttentionFunction(torch.autograd.Function):\n"
+        "    @staticmethod\n"
+        "    def forward(ctx, q, k, v):\n"
+        "        ctx.multi_head_attention_forward = launch_flash_attention_forward\n"
+        "        lse_and_delta = reference_gradients(q)\n"
+        "        print('scaled_dot_product_attention', lse_and_delta)\n"
+        "        return launch_flash_attention_forward(q, k, v)\n"
+        "flash_attention = launch_flash_attention_forward\n"
+        "memory_trace = torch.profiler.profile\n"
+    )
+    assert attention(source) == set()
+    assert attention(source, units.UNITS["memory_bottleneck.ipynb"].banned) == set()
+
+
+def source_notebook(unit: str, name: str):
+    return notebooks.read(COURSE.source / unit / name)
+
+
+def student_modules(kind: str):
+    """(case, the student's module, its unit's judge) of every attack ("redteam") or legitimate variant
+    ("variant") of the course."""
+    folder = COURSE.redteam if kind == "redteam" else COURSE.variants
+    for unit_dir in sorted(folder.iterdir()):
+        for case in wrong.load(unit_dir, kind):
+            judge = units.UNITS[case.notebook]
+            submission = replaced(source_notebook(unit_dir.name, case.notebook), case)
+            yield case, student_code.module_source(submission, judge.student_cells, judge.preamble), judge
+
+
+def test_scan_zeroes_every_attack_whose_honest_score_is_zero():
+    """The attacks capped at 0 on every test cell of their notebook (library or course attention imported
+    under another name, aten operators) are the ones only the scan stops."""
+    zeroed = []
+    for attack, module, judge in student_modules("redteam"):
+        unit = attack.path.parent.name
+        if all(
+            attack.caps.get(g, 1) == 0
+            for g in notebooks.graded_points(source_notebook(unit, attack.notebook))
+        ):
+            zeroed.append(attack.name)
+            assert attention(module, judge.banned), attack.name
+    assert len(zeroed) >= 6, zeroed
+
+
+def test_scan_accuses_no_solution_and_no_legitimate_variant():
+    found = {
+        variant.name: attention(module, judge.banned) for variant, module, judge in student_modules("variant")
+    }
+    for unit in COURSE.units():
+        for name in COURSE.notebooks(unit):
+            judge = units.UNITS.get(name)
+            if judge:
+                module = student_code.module_source(
+                    source_notebook(unit, name), judge.student_cells, judge.preamble
+                )
+                found[name] = attention(module, judge.banned)
+    assert not {name: paths for name, paths in found.items() if paths}
 
 
 def test_scan_flags_tampering():
@@ -83,14 +187,57 @@ def test_scan_flags_tampering():
     assert {"sys.excepthook", "os._exit", "sys.modules", "opening files"} <= {what for _, what in found}
 
 
-def test_scan_flags_patched_modules_and_threads_but_not_own_attributes():
-    patched = (
-        "import utils.judged_triton as judged\nfrom utils import grading\njudged.run = None\ngrading.x[0] = 1"
-    )
-    assert kinds(patched) == {("tampering", "patching an imported module")}
+PATCHES = [
+    "judged.run = None",
+    "grading.x[0] = 1",
+    "judged.run.__defaults__ = (1,)",
+    "judged.__dict__['run'] = f",
+    "vars(judged)['run'] = f",
+    "del vars(judged)['run']",
+    "judged.__dict__.update(run=f)",
+    "vars(judged).setdefault('run', f)",
+    "x = judged.__dict__.pop('run')",
+    "j = judged\nj.run = f",
+    "j, g = judged, grading\ng.assert_close = f",
+    "namespace = vars(judged)\nnamespace['run'] = f",
+    "from utils import judged_triton as j\nj.run = f",
+    "globals()['judged'].run = f",
+    "globals()['grading'].__dict__.update(assert_close=f)",
+    "object.__setattr__(judged, 'run', f)",
+    "type(judged).__setattr__(judged, 'run', f)",
+    "judged.__setattr__('run', f)",
+    "object.__delattr__(grading, 'assert_close')",
+    "import importlib\nimportlib.import_module('utils.grading').assert_close = f",
+    "getattr(utils, 'grading').assert_close = f",
+    "for grading.assert_close in [f]:\n    pass",
+]
+
+
+@pytest.mark.parametrize("patch", PATCHES)
+def test_scan_flags_every_way_of_patching_an_imported_module(patch):
+    source = f"import utils.judged_triton as judged\nfrom utils import grading\nimport utils\n{patch}\n"
+    assert ("tampering", "patching an imported module") in kinds(source)
+
+
+def test_scan_flags_threads_but_not_own_attributes_or_namespaces():
     assert ("tampering", "threads") in kinds("from concurrent.futures import ThreadPoolExecutor")
     assert ("tampering", "setattr") in kinds("import torch\nsetattr(torch, 'mm', None)")
-    own = "import torch\nclass F:\n    def forward(ctx, q):\n        ctx.is_causal = True\n        q[0] = 1\n"
+    own = (
+        "import torch\nfrom utils import grading\nCACHE = {}\n"
+        "class F:\n"
+        "    def forward(ctx, q):\n"
+        "        ctx.is_causal = True\n"
+        "        q[0] = 1\n"
+        "        CACHE[q.shape] = grading.assert_close\n"
+        "        vars(ctx)['saved'] = q\n"
+        "        ctx.__dict__.update(more=q)\n"
+        "        object.__setattr__(ctx, 'x', 1)\n"
+        "        super().__setattr__('y', 2)\n"
+        "        globals()['CACHE'] = {}\n"
+        "        out = torch.empty(3)\n"
+        "        out[0] = grading.TOL\n"
+        "        return grading.__dict__.get('TOL'), vars(grading).items()\n"
+    )
     assert kinds(own) == set()
 
 
