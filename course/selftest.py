@@ -19,6 +19,7 @@ limit is redone one student per process, so a hang is pinned on the student who 
 
 from __future__ import annotations
 
+import re
 import shutil
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
@@ -34,6 +35,7 @@ from utils.messages import bilingual
 
 MIN_WRONG = 3
 MIN_VARIANTS = 5
+ERROR = re.compile(r"[\w.]*(Error|Exception|Exit|Interrupt)\b")  # a traceback's last line: "ValueError: …"
 
 
 @dataclass
@@ -56,6 +58,7 @@ class Case:
         `skipped`: GPU-only test cells graded without a GPU: they must score 0 and earn no full marks.
         """
         status, scores = self.result.get("status", "not graded"), self.result.get("scores", {})
+        shown = self.status_and_cause()
         scored_skipped = [g for g in sorted(skipped) if scores.get(g, [0.0])[0] > 0]
         if scored_skipped:
             return f"GPU-only cells score without a GPU: {scored_skipped}"
@@ -64,7 +67,7 @@ class Case:
         if self.kind in ("solution", "variant"):
             short = [g for g, pts in tests.items() if g not in skipped and scores.get(g, [0.0])[0] < pts]
             if status != "graded" or short:
-                return f"{status}; not full marks: {short}" if short else status
+                return f"{shown}; not full marks: {short}" if short else shown
         elif self.kind == "stubs":
             scored = [g for g in tests if scores.get(g, [0.0])[0] > 0]
             if scored:
@@ -72,12 +75,17 @@ class Case:
         else:
             kept = [g for g in self.must_fail if g not in tests or scores.get(g, [0.0])[0] >= tests[g]]
             if kept:
-                return f"does not lose points on {kept} ({status})"
+                return f"does not lose points on {kept} ({shown})"
             selfchecks = (self.result.get("judge") or {}).get("selfchecks", {})
             unnoticed = [g for g in self.selfcheck_fails if selfchecks.get(g, True)]
             if unnoticed:
                 return f"the visible self-check passes on {unnoticed}"
         return None
+
+    def status_and_cause(self) -> str:
+        """The grading status, with the cause where the notebook was not graded: "error (ValueError: …)"."""
+        status, log = self.result.get("status", "not graded"), self.result.get("log", "")
+        return f"{status} ({cause(log)})" if status != "graded" and log else status
 
     def attack_verdict(self, scores: dict) -> str | None:
         """Over its caps, or flagged other than expected; a residual-risk attack (it forges signals that only the
@@ -186,6 +194,12 @@ def cases_for(
     return cases
 
 
+def cause(log: str) -> str:
+    """Why a notebook was not graded, in one line: the last error in its log (else the log's last line)."""
+    lines = [line.strip() for line in log.splitlines() if line.strip()] or [""]
+    return next((line for line in reversed(lines) if ERROR.match(line)), lines[-1])[:200]
+
+
 def run_slot(course: Course, root: Path, groups: list[list[Case]], timeout: float, progress) -> None:
     """Grade some (unit, notebook) groups of cases in the scratch course root `root`."""
     slot = Course(root, course.wrong)
@@ -204,14 +218,18 @@ def run_slot(course: Course, root: Path, groups: list[list[Case]], timeout: floa
             "student": "*",
             "notebooks": [nb_name],
         }
-        results, timed_out = run_job(request, timeout * len(group), root / "selftest.log")
+        log = root / "selftest.log"
+        logged = log.stat().st_size if log.exists() else 0
+        results, timed_out = run_job(request, timeout * len(group), log)
         for case in group:
             if timed_out and nb_name not in results.get(case.student, {}):
-                one, hung = run_job({**request, "student": case.student}, timeout, root / "selftest.log")
+                one, hung = run_job({**request, "student": case.student}, timeout, log)
                 results[case.student] = one.get(case.student) or {
                     nb_name: {"status": "timeout" if hung else "error"}
                 }
             case.result = results.get(case.student, {}).get(nb_name, {"status": "error"})
+            if case.result["status"] != "graded" and "log" not in case.result:  # the job's log says why
+                case.result["log"] = log.read_bytes()[logged:][-4000:].decode(errors="replace")
             verdict = case.verdict(points(course, unit, nb_name), skipped(course, unit, nb_name))
             progress.write(
                 f"{'✓' if verdict is None else '✗'} {unit}/{nb_name} {case.student} {verdict or ''}".rstrip()

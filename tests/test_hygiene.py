@@ -1,8 +1,12 @@
 """Repository hygiene: notebooks carry no outputs, markdown cells are bilingual, nbgrader outputs stay out of git."""
 
+import ast
+import contextlib
 import json
 import re
 import subprocess
+import sys
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -48,3 +52,63 @@ def test_nbgrader_outputs_are_ignored():
         result = subprocess.run(["git", "check-ignore", "-q", path], cwd=ROOT)
         assert result.returncode == 0, f"{path} is not ignored by .gitignore"
     assert subprocess.run(["git", "check-ignore", "-q", "autograded/README.md"], cwd=ROOT).returncode == 1
+
+
+def canonical(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def runtime_distributions() -> set[str]:
+    """What `pip install .` brings: pyproject's [project].dependencies and, by the installed packages' metadata,
+    what they require in turn (extras, such as the course's dev extra, left out)."""
+    from importlib import metadata
+
+    from packaging.requirements import Requirement
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    todo, found = [Requirement(r) for r in project["dependencies"]], set()
+    while todo:
+        requirement = todo.pop()
+        name = canonical(requirement.name)
+        if name in found or (requirement.marker and not requirement.marker.evaluate({"extra": ""})):
+            continue
+        found.add(name)
+        with contextlib.suppress(metadata.PackageNotFoundError):
+            todo += [Requirement(r) for r in metadata.requires(requirement.name) or []]
+    return found
+
+
+def third_party_imports() -> dict[str, Path]:
+    """{top-level module: a file importing it} of the code in course/ and utils/, anywhere in a file (lazy
+    imports run too), the standard library and the repository's own packages left out; the notebook-cell
+    fragments (wrong implementations, variants, attacks, the sample class) are not the course's code."""
+    fragments = {"wrong", "variants", "redteam", "sample_class"}
+    found = {}
+    for path in sorted(p for top in ("course", "utils") for p in (ROOT / top).rglob("*.py")):
+        if fragments.intersection(path.relative_to(ROOT).parts):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                names = [node.module]
+            else:
+                continue
+            for top in (name.split(".")[0] for name in names):
+                if top not in sys.stdlib_module_names and not (ROOT / top).is_dir():
+                    found.setdefault(top, path.relative_to(ROOT))
+    return found
+
+
+def test_the_course_runs_with_only_its_runtime_dependencies():
+    """`pip install .` (no dev extra) must be enough to grade: course.judge.units imports every unit's judge
+    (unit 04's uses hypothesis), and a missing import there fails every graded cell of every unit."""
+    from importlib import metadata
+
+    runtime, providers = runtime_distributions(), metadata.packages_distributions()
+    undeclared = {
+        f"{module} ({path})": providers.get(module, ["not installed"])
+        for module, path in third_party_imports().items()
+        if not runtime.intersection(map(canonical, providers.get(module, [])))
+    }
+    assert not undeclared, f"imported but not a runtime dependency in pyproject.toml: {undeclared}"

@@ -1,6 +1,7 @@
 """`python -m course selftest` on the fixture: real mistakes are caught, a harmless 'mistake' is reported."""
 
 import shutil
+from types import SimpleNamespace
 
 import pytest
 from pipeline_fixture import FIXTURE, FIXTURE_COURSE, UNIT
@@ -111,3 +112,48 @@ def test_attacks_only_grades_the_solution_the_stubs_and_every_attack_and_nothing
     assert {c.kind for c in cases} == {"solution", "stubs", "redteam"}
     assert {c.student for c in cases if c.kind == "redteam"} == {f"redteam-{name}" for name in attacks}
     assert sorted(c.student for group in graded for c in group) == sorted(c.student for c in cases)
+
+
+def test_a_case_that_was_not_graded_shows_the_last_error_of_its_own_job(monkeypatch, tmp_path):
+    """A worker that dies before grading (the judge's imports failing where a dependency is missing) leaves no
+    result: the verdict carries the last error its job logged, not one of an earlier job of the same slot."""
+    course = Course(tmp_path / "course", tmp_path / "wrong")
+    shutil.copytree(FIXTURE / "source", course.source)
+    slot = tmp_path / "slot"
+    slot.mkdir()
+    (slot / "selftest.log").write_text("ValueError: an earlier job's error\n")
+    logged = iter(
+        [
+            "Traceback (most recent call last):\nModuleNotFoundError: No module named 'hypothesis'\n",
+            "Killed\n",
+        ]
+    )
+
+    def crashed_job(request, timeout, log):
+        with open(log, "a", encoding="utf-8") as sink:
+            sink.write(next(logged))
+        return {}, False
+
+    monkeypatch.setattr(selftest, "run_job", crashed_job)
+    monkeypatch.setattr(selftest.grade, "register_units", lambda course, units: None)
+    name = course.notebooks(UNIT)[0]
+    cases = [
+        selftest.Case(UNIT, name, kind, kind, notebooks.read(course.source / UNIT / name))
+        for kind in ("solution", "variant")
+    ]
+    progress = SimpleNamespace(write=lambda line: None, update=lambda count: None)
+    selftest.run_slot(course, slot, [[cases[0]], [cases[1]]], 60, progress)
+    tests = selftest.points(course, UNIT, name)
+    missing, killed = (case.verdict(tests) for case in cases)
+    assert missing.startswith("error (ModuleNotFoundError: No module named 'hypothesis'); not full marks")
+    assert killed.startswith("error (Killed); not full marks")
+    first = next(iter(tests))
+    wrong_case = selftest.Case(UNIT, name, "w", "wrong", None, must_fail=(first,))
+    wrong_case.result = {  # the judge's scores stand where the kernel died after it judged
+        "status": "kernel died",
+        "scores": {first: [tests[first], tests[first]]},
+        "log": "nbclient.exceptions.DeadKernelError: Kernel died\n",
+    }
+    assert wrong_case.verdict(tests).endswith(
+        "(kernel died (nbclient.exceptions.DeadKernelError: Kernel died))"
+    )
