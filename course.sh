@@ -48,6 +48,7 @@ case "${1:-demo}" in
     python -m ruff check .
     python -m ruff format --check .
     bash tests/browser/setup.sh   # Chromium and a CJK font from apt where missing; says why where it cannot
+    bash course/install_sandbox.sh   # bubblewrap from apt where missing: the sandbox tests need the allow-list
     exec python -m pytest "$@" ;;
   lab)
     shift

@@ -59,6 +59,18 @@ def nbgrader_extensions() -> dict[str, bool] | None:
     return found
 
 
+def sandbox_line() -> str:
+    """Which sandbox grading would use here (a warning when only a fallback or nothing works)."""
+    from course.judge import sandbox
+
+    try:
+        mechanism, why = sandbox.choose("auto")
+    except RuntimeError as error:
+        return f"{WARN} {error}"
+    mark = OK if mechanism == "bubblewrap" else WARN
+    return f"{mark} " + bilingual(f"评分沙箱：{mechanism}（{why}）", f"grading sandbox: {mechanism} ({why})")
+
+
 def main() -> int:
     import utils
 
@@ -91,6 +103,7 @@ def main() -> int:
             )
         )
     )
+    print(f"  {sandbox_line()}")
     extensions = nbgrader_extensions()
     if extensions is None:
         print(f"  {WARN} " + bilingual("找不到 jupyter 命令", "jupyter command not found"))

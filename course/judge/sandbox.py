@@ -210,7 +210,7 @@ def bubblewrap_argv(workdir: Path, cwd: Path, shared: Path | None) -> list[str]:
         "--unshare-uts",
         "--unshare-cgroup-try",
     ]
-    argv += ["--die-with-parent", "--hostname", "sandbox"]
+    argv += ["--die-with-parent", "--as-pid-1", "--hostname", "sandbox"]  # pid 1: a parent that never "exits"
     if os.geteuid() == 0:
         argv += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]  # for setpriv below, then none
     else:
@@ -313,7 +313,7 @@ def probe(mechanism: str) -> tuple[bool, str]:
 
 def describe(mechanism: str) -> str:
     return {
-        "bubblewrap": "allow-list root (bwrap), new user/mount/PID/IPC/network namespaces, uid of its own, limits",
+        "bubblewrap": "allow-list root (bwrap), new mount/PID/IPC/network namespaces, a uid of its own, limits",
         "namespaces": "deny-list (unshare): course and temp folders hidden, new mount/PID/IPC/network, limits",
         "none": "no isolation (asked for with --no-sandbox)",
     }[mechanism]
@@ -345,7 +345,8 @@ def copy_plain_tree(source: Path, target: Path, skip: str = ".ipynb", limit: int
     """Copy the folders and regular files under `source` to `target`, never through a link (links, devices and
     FIFOs are left out), nor files named `*skip`, at most `limit` bytes in all."""
     budget = limit
-    for folder, _, files in os.walk(source, followlinks=False):
+    for folder, subfolders, files in os.walk(source, followlinks=False):
+        subfolders[:] = [d for d in subfolders if Path(folder, d).resolve() != target.resolve()]
         into = target / Path(folder).relative_to(source)
         into.mkdir(parents=True, exist_ok=True)
         for name in [f for f in files if not f.endswith(skip)]:
