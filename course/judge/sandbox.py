@@ -105,6 +105,8 @@ def child_env(workdir: Path, home: Path, triton_cache: Path | None = None) -> di
     env.update(
         PATH=os.pathsep.join([str(Path(sys.executable).parent), "/usr/local/bin", "/usr/bin", "/bin"]),
         HOME=str(home),
+        USER="student",  # getpass.getuser() (torch, Triton) without a passwd entry for the sandbox's uid
+        LOGNAME="student",
         TMPDIR="/tmp",
         PYTHONPATH=os.pathsep.join([str(workdir), *extra]),
         PYTHONNOUSERSITE="1",
@@ -162,7 +164,12 @@ def limits_argv() -> list[str]:
         del limits["nproc"]  # counted over the grader's own processes
     if not gpu_devices():
         limits["as"] = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 2
-    return ["prlimit", *(f"--{name}={value}" for name, value in limits.items()), "--"]
+    return [tool("prlimit"), *(f"--{name}={value}" for name, value in limits.items()), "--"]
+
+
+def tool(name: str) -> str:
+    """The full path of a sandbox tool on the grader's PATH (the child's own PATH is a short, fixed one)."""
+    return shutil.which(name) or name
 
 
 def gpu_devices() -> list[Path]:
@@ -203,7 +210,7 @@ def bubblewrap_argv(workdir: Path, cwd: Path, shared: Path | None) -> list[str]:
     namespace in which they are that owner."""
     owner = owner_of(workdir)
     argv = [
-        "bwrap",
+        tool("bwrap"),
         "--unshare-ipc",
         "--unshare-pid",
         "--unshare-net",
@@ -262,7 +269,7 @@ def namespaces_argv(workdir: Path, cwd: Path, shared: Path | None, argv: list[st
     }
     spec_path = workdir / "sandbox.json"
     spec_path.write_text(json.dumps(spec), encoding="utf-8")
-    unshare = ["unshare", "--mount", "--net", "--pid", "--ipc", "--fork", "--kill-child"]
+    unshare = [tool("unshare"), "--mount", "--net", "--pid", "--ipc", "--fork", "--kill-child"]
     if not privileged:
         unshare += ["--user", "--map-root-user"]
     return [*unshare, sys.executable, "-m", "course.judge.enter", str(spec_path)]
@@ -295,19 +302,19 @@ PROBE = "import os, sys; print(os.path.exists(sys.argv[1]), os.getuid())"
 @functools.cache
 def probe(mechanism: str) -> tuple[bool, str]:
     """(works, why): whether a child under `mechanism` runs here and cannot see the course."""
-    tool = {"bubblewrap": "bwrap", "namespaces": "unshare"}[mechanism]
-    if shutil.which(tool) is None or sys.platform != "linux":
-        return False, f"{tool} not found"
+    program = {"bubblewrap": "bwrap", "namespaces": "unshare"}[mechanism]
+    if shutil.which(program) is None or sys.platform != "linux":
+        return False, f"{program} not found"
     work = workspace("course-probe-")
     try:
         argv, env = command([sys.executable, "-c", PROBE, str(ROOT / "course")], work, mechanism)
         done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=60)
     except (OSError, subprocess.TimeoutExpired) as error:
-        return False, f"{tool} failed: {error}"
+        return False, f"{program} failed: {error}"
     finally:
         shutil.rmtree(work, ignore_errors=True)
     if done.returncode != 0 or not done.stdout.startswith("False"):
-        return False, f"{tool} failed: {(done.stderr or done.stdout).strip()[-300:]}"
+        return False, f"{program} failed: {(done.stderr or done.stdout).strip()[-300:]}"
     return True, describe(mechanism)
 
 
