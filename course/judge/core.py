@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import hmac
 import random
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -65,10 +66,11 @@ class Unit:
         return register
 
 
-def seed_for(salt: str, student: str, notebook: str, grade_id: str) -> int:
-    """The seed of one student's graded cell: fresh for each student, the same for a regrade."""
-    digest = hashlib.sha256(f"{salt}\0{student}\0{notebook}\0{grade_id}".encode()).hexdigest()
-    return int(digest[:12], 16)
+def seed_for(secret: str, student: str, notebook: str, grade_id: str) -> int:
+    """The seed of one student's graded cell: an HMAC keyed by the round's secret, fresh for each student and
+    cell, the same for a regrade; a seed printed in feedback reveals neither the secret nor another's seed."""
+    message = f"{student}\0{notebook}\0{grade_id}".encode()
+    return int(hmac.new(secret.encode(), message, hashlib.sha256).hexdigest()[:12], 16)
 
 
 class Judgement:

@@ -101,6 +101,15 @@ class Judge(NbGraderPreprocessor):
         unit = units.UNITS.get(f"{info.get('notebook', '')}.ipynb")
         if unit is None:
             return nb, resources
+        if not self.salt:
+            raise RuntimeError(
+                bilingual(
+                    "没有评分密钥：请用 `python -m course grade` 评分（nbgrader 的 autograde 不会设置它，"
+                    "每个学生的隐藏输入将可被推算）",
+                    "no grading secret: grade with `python -m course grade` (nbgrader's own autograde sets "
+                    "none, and every student's hidden inputs could be derived)",
+                )
+            )
         started = time.monotonic()
         summary = judge_notebook(nb, unit, info.get("student", ""), self.salt, self.sandbox)
         summary.update(
