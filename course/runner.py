@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -41,18 +42,53 @@ def kill_tree(pid: int) -> None:
             pass
 
 
+JOB_PREFIX = "course-job-"  # + the grader's pid: a folder whose grader is gone was left by a killed run
+
+
+def abandoned_jobs() -> list[Path]:
+    """The job folders of graders that were killed before they could clean up."""
+    found = []
+    for folder in Path(tempfile.gettempdir()).glob(f"{JOB_PREFIX}*-*"):
+        pid = folder.name.removeprefix(JOB_PREFIX).split("-")[0]
+        if pid.isdigit() and not alive(int(pid)):
+            found.append(folder)
+    return found
+
+
+def sweep_abandoned_jobs() -> None:
+    """Remove abandoned job folders, and the sandboxes in them."""
+    for folder in abandoned_jobs():
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 def run_job(
     request: dict, timeout: float, log: Path | None = None, threads: int | None = None
 ) -> tuple[dict, bool]:
     """(results, timed_out) of one worker job; results hold whatever finished before a timeout."""
-    with tempfile.TemporaryDirectory(prefix="course-job-") as tmp, contextlib.ExitStack() as stack:
+    sweep_abandoned_jobs()
+    with (
+        tempfile.TemporaryDirectory(prefix=f"{JOB_PREFIX}{os.getpid()}-") as tmp,
+        contextlib.ExitStack() as stack,
+    ):
         request_path, result_path = Path(tmp) / "request.json", Path(tmp) / "result.json"
         request_path.write_text(json.dumps(request), encoding="utf-8")
         sink = stack.enter_context(open(log, "a", encoding="utf-8")) if log else subprocess.DEVNULL
+        scratch = Path(tmp) / "scratch"  # every sandbox of the job lives here: removed even when it is killed
+        scratch.mkdir()
         proc = subprocess.Popen(
             [sys.executable, "-m", "course.worker", str(request_path), str(result_path)],
             cwd=ROOT,
-            env=worker_env(threads),
+            env={**worker_env(threads), "TMPDIR": str(scratch)},
             stdout=sink,
             stderr=subprocess.STDOUT,
         )

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from pipeline_fixture import FIXTURE, FIXTURE_COURSE, UNIT
 
-from course import ROOT, grade, release, submissions
+from course import ROOT, grade, release, runner, submissions
 from course.layout import Course
 
 
@@ -37,7 +37,8 @@ def fixture_course(root: Path, students: list[str]) -> Course:
 def test_copying_submitted_onto_itself_keeps_every_file(tmp_path):
     course = fixture_course(tmp_path / "course", ["alice", "bob"])
     before = digest(course.submitted)
-    assert grade.copy_class(course, course.submitted) == [("alice", UNIT), ("bob", UNIT)]
+    placed = grade.copy_class(course, course.submitted)
+    assert [(i.student, i.unit, i.refused) for i in placed] == [("alice", UNIT, ""), ("bob", UNIT, "")]
     assert digest(course.submitted) == before
 
 
@@ -105,12 +106,15 @@ def test_grading_killed_half_way_loses_nothing_and_a_rerun_completes(tmp_path, r
     course = fixture_course(tmp_path / "course", students)
     before = digest(course.submitted)
     kill_after_first_pair(course)
+    abandoned = runner.abandoned_jobs()
+    assert abandoned  # the killed grader's job folder, with its sandboxes, is still there
     assert digest(course.submitted) == before
     done = [s for s in students if f"######## {s}/" in (course.autograded / "grading.log").read_text()]
     assert len(done) >= 1
     second = run_grading(course, resume)
     out, _ = second.communicate(timeout=600)
     assert second.returncode == 0, out
+    assert not [f for f in abandoned if f.exists()]  # the killed run's sandboxes were swept
     full = sum(grade.max_points(p) for p in (course.source / UNIT).glob("*.ipynb"))
     assert f"SCORES {sorted((s, full, 'graded') for s in students)}" in out
     assert digest(course.submitted) == before

@@ -9,6 +9,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import textwrap
 from pathlib import Path
 
@@ -233,3 +234,15 @@ def test_the_kernels_copy_of_a_submission_leaves_links_and_fifos_out(tmp_path, s
     sandbox.copy_plain_tree(folder, tmp_path / "copy")
     copied = sorted(str(p.relative_to(tmp_path / "copy")) for p in (tmp_path / "copy").rglob("*"))
     assert copied == ["data", "data/table.csv"]
+
+
+@pytest.mark.parametrize("mechanism", ISOLATING)
+def test_a_working_copy_in_a_private_job_folder_is_reachable_inside(tmp_path, monkeypatch, mechanism):
+    """The grader keeps each job's sandboxes in a folder of its own (mode 0700): the sandbox's uid still reaches
+    its working copy (bwrap makes missing folders 0700 unless told otherwise)."""
+    private = tmp_path / "course-job-1-x"
+    private.mkdir(mode=0o700)
+    monkeypatch.setattr(tempfile, "tempdir", str(private))
+    assert run_sandboxed(
+        mechanism, "import os; print(os.path.isdir(os.getcwd()), os.access('.', os.R_OK))"
+    ) == ("True True")

@@ -201,7 +201,7 @@ class Root:
         """A filesystem of its own at `target`: "--proc", "--dev" or "--tmpfs" (after its `options`)."""
         self.folders_to(Path(target))
         self.argv += [*options, option, target]
-        self.mounted.append(Path(target))
+        self.folders.add(Path(target))  # empty: what is made under it needs its folders made too
 
 
 def bubblewrap_argv(workdir: Path, cwd: Path, shared: Path | None) -> list[str]:
