@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+import datetime as dt
 import hashlib
 import json
 import os
@@ -19,7 +20,6 @@ import shutil
 import tempfile
 import threading
 import time
-import zipfile
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
@@ -29,7 +29,7 @@ import torch
 from tqdm import tqdm
 
 import utils
-from course import lms, notebooks, semester
+from course import intake, lms, notebooks, semester
 from course.layout import COURSE, Course
 from course.runner import run_job
 from utils.messages import bilingual
@@ -43,6 +43,7 @@ STATUS_ZH = {
     "error": "评分出错",
     "missing": "未提交",
     "unknown unit": "未知单元",
+    "not graded": "未评分",  # refused at intake (course/intake.py): the reason is in flag_reasons
 }
 
 
@@ -56,7 +57,7 @@ class Row:
     score: float = 0.0
     problems: dict[str, str] = field(default_factory=dict)  # notebook -> status other than "graded"
     cells: dict[str, float] = field(default_factory=dict)  # "notebook/grade_id" -> score
-    flags: list[str] = field(default_factory=list)  # why the judge flagged it for review
+    flags: list[str] = field(default_factory=list)  # why it is flagged for review (judge, intake, its time)
     sandboxes: set[str] = field(default_factory=set)  # where the judge ran the student's code
     # where the time went: "nb" -> nbgrader's autograde of it (execution and judge), "nb/judge" -> the judge,
     # "nb/grade_id" -> the judge's cases of that cell
@@ -123,27 +124,8 @@ def max_points(path: Path) -> float:
     return float(sum(notebooks.graded_points(notebooks.read(path)).values()))
 
 
-def class_folder(submissions: Path, scratch: Path) -> Path:
-    """The folder of `<student>/<unit>/*.ipynb`: the argument itself, or a zip unpacked into `scratch`."""
-    if submissions.is_file() and zipfile.is_zipfile(submissions):
-        with zipfile.ZipFile(submissions) as archive:
-            archive.extractall(scratch)
-        submissions = scratch
-    if not submissions.is_dir():
-        raise ValueError(
-            bilingual(
-                f"找不到提交文件夹或 zip：{submissions}", f"no submissions folder or zip at {submissions}"
-            )
-        )
-    entries = [p for p in submissions.iterdir() if not p.name.startswith((".", "__"))]
-    if len(entries) == 1 and entries[0].is_dir() and not any(entries[0].glob("*/*.ipynb")):
-        return entries[0]  # a zip that wraps the class in one top folder
-    return submissions
-
-
-def find_pairs(folder: Path) -> list[tuple[str, str]]:
-    """Every (student, unit) with at least one notebook, sorted."""
-    return sorted({(nb.parent.parent.name, nb.parent.name) for nb in folder.glob("*/*/*.ipynb")})
+def unit_points(course: Course, unit: str) -> float:
+    return sum(max_points(course.source / unit / nb) for nb in course.notebooks(unit))
 
 
 def register_units(course: Course, units: list[str]) -> None:
@@ -217,10 +199,9 @@ def grade_pair(
     settings: Round = Round(),
 ) -> Row:
     """Grade one student's unit against a private copy of the gradebook, `scratch/gradebook.db`."""
-    source = course.source / unit
     submitted = course.submitted / student / unit
     present = [nb for nb in course.notebooks(unit) if (submitted / nb).exists()]
-    row = Row(student, unit, sum(max_points(source / nb) for nb in course.notebooks(unit)))
+    row = Row(student, unit, unit_points(course, unit))
     row.problems.update({nb: "missing" for nb in course.notebooks(unit) if nb not in present})
     scratch.mkdir(parents=True)
     shutil.copyfile(course.gradebook, scratch / "gradebook.db")
@@ -292,12 +273,19 @@ def grade_pairs(
                     save_progress(course, row)
 
     def one(student: str, unit: str, folder: Path) -> Row:
-        row = grade_pair(course, student, unit, timeout, folder, threads, settings)
-        with waiting_lock:
-            waiting.append((row, folder))
-        merge_waiting()
+        try:
+            row = grade_pair(course, student, unit, timeout, folder, threads, settings)
+        except Exception as error:  # this pair's failure, never the class's
+            row = Row(student, unit, unit_points(course, unit), problems={"": "error"})
+            row.flags.append(f"grading failed: {type(error).__name__}: {error}")
+        else:
+            with waiting_lock:
+                waiting.append((row, folder))
+            merge_waiting()
+        own = folder / "grading.log"
+        text = own.read_text(encoding="utf-8", errors="replace") if own.is_file() else ""
         with log_lock, log.open("a", encoding="utf-8") as out:
-            out.write(f"######## {student}/{unit}\n{(folder / 'grading.log').read_text(encoding='utf-8')}")
+            out.write(f"######## {student}/{unit}\n{text}")
         return row
 
     with (
@@ -376,42 +364,16 @@ def print_table(rows: list[Row]) -> None:
         print("  ".join(cell.ljust(width) for cell, width in zip(line, widths, strict=False)).rstrip())
 
 
-def place_submission(source: Path, target: Path) -> None:
-    """Make `target` a copy of `source` without ever leaving neither: the new copy is complete before the old
-    one is removed, and a folder that already is the target is left alone (grading submitted/ in place)."""
-    if source.resolve() == target.resolve():
-        return
-    incoming = target.with_name(f".{target.name}.incoming")
-    outgoing = target.with_name(f".{target.name}.outgoing")
-    for leftover in (incoming, outgoing):
-        shutil.rmtree(leftover, ignore_errors=True)
-    shutil.copytree(source, incoming)
-    if target.exists():
-        target.rename(outgoing)
-    incoming.rename(target)
-    shutil.rmtree(outgoing, ignore_errors=True)
-
-
 def copy_class(
-    course: Course, submissions: Path, only: Callable[[str, str], bool] | None = None
-) -> list[tuple[str, str]]:
-    """Copy the class's known units into submitted/ (originals untouched; submitted/ itself is graded in
-    place); every (student, unit) found (with `only`, those it accepts: the others are not touched)."""
-    with tempfile.TemporaryDirectory(prefix="course-class-") as tmp:
-        folder = class_folder(submissions.resolve(), Path(tmp))
-        pairs = [pair for pair in find_pairs(folder) if only is None or only(*pair)]
-        if not pairs:
-            raise ValueError(
-                bilingual(
-                    f"{submissions} 中没有 <学生>/<单元>/*.ipynb",
-                    f"no <student>/<unit>/*.ipynb in {submissions}",
-                )
-            )
-        known = set(course.units())
-        for student, unit in pairs:
-            if unit in known:
-                place_submission(folder / student / unit, course.submitted / student / unit)
-    return pairs
+    course: Course,
+    submissions: Path,
+    only: Callable[[str, str], bool] | None = None,
+    times: dict[tuple[str, str], dt.datetime] | None = None,
+) -> list[intake.Intake]:
+    """Place the class's known units into submitted/ through intake (course/intake.py; originals untouched,
+    submitted/ itself is checked and rewritten in place); every (student, unit) found (with `only`, those it
+    accepts: the others are not touched), refused ones with the reason."""
+    return intake.take_class(course, submissions, only, times)
 
 
 def back_up_gradebook(course: Course, keep: int = 20) -> Path | None:
@@ -444,6 +406,11 @@ class Selection:
         return (not self.students or student in self.students) and (not self.units or unit in self.units)
 
 
+def no_world_writable() -> None:
+    """Whatever the caller's umask, nothing this run (or nbgrader in its children) makes is world-writable."""
+    os.umask(os.umask(0o022) | 0o022)
+
+
 def grade(
     course: Course,
     submissions: Path,
@@ -460,8 +427,12 @@ def grade(
     if jobs is not None and jobs < 1:
         raise ValueError(bilingual(f"--jobs 至少为 1，收到 {jobs}", f"--jobs must be at least 1, got {jobs}"))
     timeout = timeout or default_timeout()
+    no_world_writable()
+    uploads = semester.read_timestamps(selection.timestamps)  # a bad CSV stops the run before, not after
     back_up_gradebook(course)
-    pairs = copy_class(course, submissions, selection.accepts if selection.narrowed else None)
+    intakes = copy_class(course, submissions, selection.accepts if selection.narrowed else None, uploads)
+    pairs = [(i.student, i.unit) for i in intakes]
+    refused = {(i.student, i.unit): i.refused for i in intakes if i.refused}
     if not resume and selection.narrowed:
         for student, unit in pairs:
             (progress_folder(course) / f"{student}__{unit}.json").unlink(missing_ok=True)
@@ -471,16 +442,13 @@ def grade(
     for warning in semester.version_warnings(course, [u for _, u in pairs], version):
         print(warning)
     known = set(course.units())
-    earlier = {
-        pair: row for pair in pairs if pair[1] in known and (row := saved_row(course, *pair)) is not None
-    }
+    gradable = [pair for pair in pairs if pair[1] in known and pair not in refused]
+    earlier = {pair: row for pair in gradable if (row := saved_row(course, *pair)) is not None}
     if earlier:
         print(
             bilingual(f"继续上次的评分：{len(earlier)} 份已评分", f"resuming: {len(earlier)} already graded")
         )
-    graded_pairs = [
-        (student, unit) for student, unit in pairs if unit in known and (student, unit) not in earlier
-    ]
+    graded_pairs = [pair for pair in gradable if pair not in earlier]
     units = sorted({unit for _, unit in graded_pairs})
     if units:
         print(bilingual("正在登记单元到 gradebook……", "registering units in the gradebook…"))
@@ -498,8 +466,11 @@ def grade(
             settings = Round(salt, sandbox)
             rows = grade_pairs(course, graded_pairs, folders, timeout, jobs, log, settings)
         graded.update({(row.student, row.unit): row for row in rows})
-    rows = [graded.get(pair) or Row(*pair, 0.0, problems={"": "unknown unit"}) for pair in pairs]
-    columns = grade_columns(course, selection, semester.provenance(salt, version))
+    rows = [graded.get(pair) or not_graded(course, pair, refused.get(pair)) for pair in pairs]
+    for row, found in zip(rows, intakes, strict=True):
+        row.flags += found.notes
+    times = submission_times(course, rows, uploads)
+    columns = grade_columns(course, times, semester.provenance(salt, version))
     write_csv(rows, course.root / "grades.csv", columns, keep_others=selection.narrowed)
     lms.write_cells(course)
     return rows
@@ -533,21 +504,47 @@ def feedback_only(
         )
         preview.mkdir(exist_ok=True)
         for row in rows:
-            if (scratch.feedback / row.student / row.unit).is_dir():
-                place_submission(scratch.feedback / row.student / row.unit, preview / row.student / row.unit)
+            made = scratch.feedback / row.student / row.unit
+            if made.is_dir():
+                intake.replace(
+                    preview / row.student / row.unit,
+                    lambda new, made=made: shutil.copytree(made, new, symlinks=True),
+                )
         shutil.copyfile(scratch.root / "grades.csv", preview / "grades_preview.csv")
     return rows
 
 
+def not_graded(course: Course, pair: tuple[str, str], refused: str | None) -> Row:
+    """The row of a pair nothing graded: refused at intake (with the reason), or of an unknown unit."""
+    if refused is None:
+        return Row(*pair, 0.0, problems={"": "unknown unit"})
+    points = unit_points(course, pair[1]) if pair[1] in course.units() else 0.0
+    return Row(*pair, points, problems={"": "not graded"}, flags=[refused])
+
+
+def submission_times(
+    course: Course, rows: list[Row], uploads: dict[tuple[str, str], dt.datetime]
+) -> dict[tuple[str, str], dt.datetime | None]:
+    """Each row's submission time (None: unknown); a time that cannot be read is flagged on its row only."""
+    times = {}
+    for row in rows:
+        try:
+            times[row.student, row.unit] = semester.submission_time(course, row.student, row.unit, uploads)
+        except (OSError, ValueError, OverflowError) as error:
+            times[row.student, row.unit] = None
+            row.flags.append(f"unreadable submission time (timestamp.txt): {error}")
+    return times
+
+
 def grade_columns(
-    course: Course, selection: Selection, made: dict[str, str]
+    course: Course, times: dict[tuple[str, str], dt.datetime | None], made: dict[str, str]
 ) -> Callable[[Row], dict[str, str]]:
-    """The grades CSV's columns after the sandbox: late work (semester.toml) and provenance (`made`)."""
+    """The grades CSV's columns after the sandbox: late work (semester.toml, at `times`) and provenance
+    (`made`)."""
     policy = semester.load_policy(semester.semester_path(course), course)
-    uploads = semester.read_timestamps(selection.timestamps)
 
     def columns(row: Row) -> dict[str, str]:
-        when = semester.submission_time(course, row.student, row.unit, uploads)
+        when = times[row.student, row.unit]
         late = policy.late(row.student, row.unit, when)
         penalty = row.score * late.fraction
         return {

@@ -22,6 +22,8 @@ grace_minutes = 10           # submissions this close after the due date are on 
 
 A submission's time is nbgrader's `timestamp.txt` (written by `nbgrader submit`, kept by `collect`) or, for zip
 uploads, a row of the timestamps CSV (`student_id,unit,timestamp`, ISO 8601) given to `course grade --timestamps`.
+A `timestamp.txt` inside an upload is the student's own file and never read: intake leaves it out and writes the
+CSV's time in its place (course/intake.py); only `submitted/` graded in place keeps the one `collect` wrote.
 """
 
 from __future__ import annotations
@@ -154,8 +156,19 @@ def read_timestamps(path: Path | None) -> dict[tuple[str, str], dt.datetime]:
     """{(student, unit): time} from a timestamps CSV (`student_id,unit,timestamp`)."""
     if path is None:
         return {}
+    times = {}
     with path.open(newline="", encoding="utf-8") as f:
-        return {(r["student_id"], r["unit"]): parse_time(r["timestamp"]) for r in csv.DictReader(f)}
+        for line, r in enumerate(csv.DictReader(f), start=2):
+            try:
+                times[r["student_id"], r["unit"]] = parse_time(r["timestamp"])
+            except (KeyError, ValueError, OverflowError) as error:
+                raise ValueError(
+                    bilingual(
+                        f"{path} 第 {line} 行不是 student_id,unit,timestamp：{error}",
+                        f"{path} line {line} is not student_id,unit,timestamp: {error}",
+                    )
+                ) from None
+    return times
 
 
 def submission_time(

@@ -11,7 +11,7 @@ import zipfile
 import pytest
 from pipeline_fixture import FIXTURE, FIXTURE_COURSE, UNIT
 
-from course import cli, demo, grade, notebooks, release, submissions
+from course import cli, demo, grade, intake, notebooks, release, submissions
 from course.layout import Course
 
 
@@ -92,13 +92,13 @@ def test_regrading_is_idempotent_and_an_endless_loop_times_out(graded):
     assert len(list(csv.DictReader((out / "grades.csv").read_text().splitlines()))) == len(first) + 1
 
 
-def test_a_zipped_class_is_unpacked_even_inside_one_top_folder(tmp_path):
+def test_a_zipped_class_is_found_even_inside_one_top_folder(tmp_path):
     archive = tmp_path / "class.zip"
     with zipfile.ZipFile(archive, "w") as zf:
         zf.writestr("class/ann/01_softmax/softmax.ipynb", "{}")
         zf.writestr("class/ben/01_softmax/logsumexp.ipynb", "{}")
-    folder = grade.class_folder(archive, tmp_path / "unpacked")
-    assert grade.find_pairs(folder) == [("ann", UNIT), ("ben", UNIT)]
+    with intake.class_uploads(archive) as uploads:
+        assert [(u.student, u.unit) for u in uploads] == [("ann", UNIT), ("ben", UNIT)]
     assert archive.exists()
 
 
