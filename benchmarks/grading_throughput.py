@@ -77,6 +77,19 @@ def verdicts(
     return out
 
 
+def judge_reports(course: Course, student: str, nb_name: str, verdict: str) -> dict[str, str]:
+    """{grade_id: the judge's report} of the cells a verdict names (what to look at when one is not "ok")."""
+    path = course.autograded / student / UNIT / nb_name
+    if verdict == "ok" or not path.exists():
+        return {}
+    found = {}
+    for cell in notebooks.read(path).cells:
+        grade_id = notebooks.meta(cell).get("grade_id")
+        if grade_id and grade_id in verdict:
+            found[grade_id] = "".join(o.get("text", "") for o in cell.get("outputs", []))[-3000:]
+    return found
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--students", type=int, default=12)
@@ -110,6 +123,11 @@ def main() -> int:
                     "flagged": {name: row.flags for name, row in rows.items() if row.flags},
                 }
             )
+            rounds[-1]["reports"] = {  # the judge's words on each verdict that is not "ok"
+                name: report
+                for name, verdict in rounds[-1]["verdicts"].items()
+                if (report := judge_reports(course, name, nb_name, verdict))
+            }
             print(
                 f"round {len(rounds)}: {seconds:.0f} s, {seconds / len(plan):.1f} s per submission, jobs {jobs}"
             )

@@ -9,10 +9,12 @@ is now are not graded again: a class too large for one sitting is graded across 
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import dataclasses
 import datetime as dt
 import hashlib
+import hmac
 import json
 import os
 import secrets
@@ -30,6 +32,7 @@ from tqdm import tqdm
 
 import utils
 from course import intake, lms, notebooks, semester
+from course.judge import sandbox as judge_sandbox
 from course.layout import COURSE, Course
 from course.runner import run_job
 from utils.messages import bilingual
@@ -184,8 +187,10 @@ def grading_salt(course: Course) -> str:
     if (private := overlay.salt()) is not None:
         return private
     path = course.root / ".grading_salt"
-    if not path.exists():
-        path.write_text(secrets.token_hex(16), encoding="utf-8")
+    with contextlib.suppress(FileExistsError):  # made once, readable by the grader alone
+        with os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w") as made:
+            made.write(secrets.token_hex(32))
+    path.chmod(0o600)
     return path.read_text(encoding="utf-8").strip()
 
 
@@ -427,6 +432,7 @@ def grade(
     if jobs is not None and jobs < 1:
         raise ValueError(bilingual(f"--jobs 至少为 1，收到 {jobs}", f"--jobs must be at least 1, got {jobs}"))
     timeout = timeout or default_timeout()
+    judge_sandbox.choose(sandbox)  # no isolation here: refused before anything is graded
     no_world_writable()
     uploads = semester.read_timestamps(selection.timestamps)  # a bad CSV stops the run before, not after
     back_up_gradebook(course)
@@ -477,8 +483,8 @@ def grade(
 
 
 def feedback_salt(salt: str) -> str:
-    """The salt of a feedback-only run: another one than final grading's, which it does not reveal."""
-    return hashlib.sha256(f"feedback-only\0{salt}".encode()).hexdigest()[:32]
+    """The secret of a feedback-only run: derived from final grading's by an HMAC, so it reveals nothing of it."""
+    return hmac.new(salt.encode(), b"feedback-only", hashlib.sha256).hexdigest()[:32]
 
 
 def feedback_only(
