@@ -9,6 +9,7 @@ Environment variables (all optional):
 
 import os
 
+from course.judge import feedback_html
 from course.noise import HARMLESS_STDERR
 
 c = get_config()  # noqa: F821 (provided by traitlets when nbgrader loads this file)
@@ -60,6 +61,7 @@ c.Autograde.sanitize_preprocessors = [
 c.Autograde.autograde_preprocessors = [
     "course.judge.kernel.SandboxedExecute",
     "nbgrader.preprocessors.IgnorePattern",
+    "course.judge.sanitize.SanitizeOutputs",
     "course.judge.preprocessor.Judge",
     "nbconvert.preprocessors.ClearMetadataPreprocessor",
     "nbgrader.preprocessors.LimitOutput",
@@ -67,6 +69,17 @@ c.Autograde.autograde_preprocessors = [
     "nbgrader.preprocessors.AssignLatePenalties",
     "nbgrader.preprocessors.CheckCellMetadata",
 ]
+
+# What the student's code displayed is made inert (no HTML, JavaScript, SVG, …) and bounded in bytes before the
+# judge writes its reports and before autograded/ stores it; after IgnorePattern, which needs whole stderr chunks
+# (course/judge/outputs.py). The feedback HTML sanitises markdown cells too (a student may have written them):
+# nbgrader's feedback template extended by the course's, for the feedback only (nested under GenerateFeedback,
+# the formgrader keeps its own), with nbconvert's sanitiser on for whatever else (course/judge/feedback_html.py).
+c.GenerateFeedback.HTMLExporter.template_name = "course_feedback"
+c.GenerateFeedback.HTMLExporter.template_file = "feedback.html.j2"
+c.GenerateFeedback.HTMLExporter.extra_template_basedirs = feedback_html.template_dirs()
+c.GenerateFeedback.HTMLExporter.filters = {"safe_html": "course.judge.feedback_html.safe_html"}
+c.GenerateFeedback.HTMLExporter.sanitize_html = True
 
 # nbgrader scores a test cell 0 if it wrote anything to stderr: drop stderr that only carries harmless noise
 # (warnings, progress bars, the kernel's start-up log; see course/noise.py).

@@ -19,6 +19,7 @@ limit is redone one student per process, so a hang is pinned on the student who 
 
 from __future__ import annotations
 
+import contextlib
 import re
 import shutil
 import tempfile
@@ -28,7 +29,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from course import grade, notebooks, release, wrong
+from course import grade, leaks, notebooks, release, wrong
 from course.layout import COURSE, Course
 from course.runner import run_job
 from utils.messages import bilingual
@@ -88,8 +89,10 @@ class Case:
         return f"{status} ({cause(log)})" if status != "graded" and log else status
 
     def attack_verdict(self, scores: dict) -> str | None:
-        """Over its caps, or flagged other than expected; a residual-risk attack (it forges signals that only the
-        student's own process can report, see the threat model) need only be flagged."""
+        """Leaks (`course.leaks`), over its caps, or flagged other than expected; a residual-risk attack (it forges
+        signals that only the student's own process can report, see the threat model) need only be flagged."""
+        if self.result.get("leaks"):
+            return f"leaks: {'; '.join(self.result['leaks'])}"
         flagged = bool((self.result.get("judge") or {}).get("flagged"))
         if self.attack.residual:
             return None if flagged else f"residual-risk attack not flagged ({self.attack.residual})"
@@ -201,7 +204,9 @@ def cause(log: str) -> str:
 
 
 def run_slot(course: Course, root: Path, groups: list[list[Case]], timeout: float, progress) -> None:
-    """Grade some (unit, notebook) groups of cases in the scratch course root `root`."""
+    """Grade some (unit, notebook) groups of cases in the scratch course root `root` with its grading salt;
+    red-team cases get their feedback HTML, and what it and their graded notebook show is checked for leaks
+    (of the salt and of the canary token planted in `root`, see `course.leaks`)."""
     slot = Course(root, course.wrong)
     units = sorted({group[0].unit for group in groups})
     for unit in units:
@@ -217,6 +222,8 @@ def run_slot(course: Course, root: Path, groups: list[list[Case]], timeout: floa
             "unit": unit,
             "student": "*",
             "notebooks": [nb_name],
+            "salt": grade.grading_salt(slot),
+            "feedback": [case.student for case in group if case.kind == "redteam"],
         }
         log = root / "selftest.log"
         logged = log.stat().st_size if log.exists() else 0
@@ -228,6 +235,11 @@ def run_slot(course: Course, root: Path, groups: list[list[Case]], timeout: floa
                     nb_name: {"status": "timeout" if hung else "error"}
                 }
             case.result = results.get(case.student, {}).get(nb_name, {"status": "error"})
+            if case.kind == "redteam":
+                graded = slot.autograded / case.student / unit / nb_name
+                feedback = (slot.feedback / case.student / unit / nb_name).with_suffix(".html")
+                secret = {"the grading salt": request["salt"], "the canary token": leaks.canary_in(root)}
+                case.result["leaks"] = leaks.found(graded, feedback, secret)
             if case.result["status"] != "graded" and "log" not in case.result:  # the job's log says why
                 case.result["log"] = log.read_bytes()[logged:][-4000:].decode(errors="replace")
             verdict = case.verdict(points(course, unit, nb_name), skipped(course, unit, nb_name))
@@ -313,11 +325,14 @@ def run(
         for group in sorted(split_groups(cases, jobs), key=len, reverse=True):
             min(slots, key=lambda s: sum(map(len, s))).append(group)
         slots = [slot for slot in slots if slot]
-        with tqdm(total=len(cases), desc=bilingual("自检", "selftest"), unit="case") as progress:
+        roots = [scratch / f"slot{i}" for i in range(len(slots))]
+        red_team_cases = any(case.kind == "redteam" for case in cases)
+        planted = leaks.canaries(roots) if red_team_cases else contextlib.nullcontext()
+        with planted, tqdm(total=len(cases), desc=bilingual("自检", "selftest"), unit="case") as progress:
             with ThreadPoolExecutor(len(slots)) as pool:
                 futures = [
-                    pool.submit(run_slot, course, scratch / f"slot{i}", slot, timeout, progress)
-                    for i, slot in enumerate(slots)
+                    pool.submit(run_slot, course, root, slot, timeout, progress)
+                    for root, slot in zip(roots, slots, strict=True)
                 ]
                 for future in futures:
                     future.result()

@@ -211,7 +211,8 @@ def generate(request: dict, result_path: Path) -> None:
 def autograde(request: dict, result_path: Path) -> None:
     """Grade one unit, notebook by notebook, for one student or (student "*") every submitted student.
 
-    With `"gradebook"` in the request, grades go to that database instead of the course root's.
+    With `"gradebook"` in the request, grades go to that database instead of the course root's; with
+    `"feedback"`, feedback HTML is written too (`feedback_students`).
     """
     root, unit, student = Path(request["root"]), request["unit"], request["student"]
     private = {"db_url": gradebook_url(request["gradebook"])} if request.get("gradebook") else {}
@@ -235,12 +236,19 @@ def autograde(request: dict, result_path: Path) -> None:
             entry["judge"] = record_judgement(api, reports, who, unit, notebook)
             results.setdefault(who, {})[notebook] = entry
         save(result_path, results)
-    if request.get("feedback") and student != "*":
-        api.coursedir.notebook_id = "*"
-        if (root / "autograded" / student / unit).is_dir():
-            report(
-                f"generate_feedback {unit} for {student}", api.generate_feedback(unit, student, force=True)
-            )
+    api.coursedir.notebook_id = "*"
+    for who in feedback_students(request):
+        if (root / "autograded" / who / unit).is_dir():
+            report(f"generate_feedback {unit} for {who}", api.generate_feedback(unit, who, force=True))
+
+
+def feedback_students(request: dict) -> list[str]:
+    """Whose feedback HTML an autograde job writes: `"feedback": true` for the one student it grades, or a list
+    of students (of those it grades)."""
+    wanted, student = request.get("feedback"), request["student"]
+    if isinstance(wanted, list):
+        return [who for who in wanted if student in ("*", who)]
+    return [student] if wanted and student != "*" else []
 
 
 def grade_notebook(api, root: Path, unit: str, student: str, notebook: str) -> dict[str, dict]:
