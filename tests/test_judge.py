@@ -1,5 +1,6 @@
 """The judge: plain-data tensors, the scan, the sandbox, the child's failures, seeds and unit 06's verdicts."""
 
+import os
 import shutil
 import subprocess
 import sys
@@ -51,8 +52,14 @@ def test_a_malformed_header_is_refused(tmp_path):
 def test_answers_are_never_read_through_a_link(tmp_path):
     (tmp_path / "secret").write_text("{}")
     (tmp_path / "answer").symlink_to(tmp_path / "secret")
-    with pytest.raises(OSError):
-        read_plain(tmp_path / "answer", 100)
+    folder = os.open(tmp_path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        with pytest.raises(OSError):
+            read_plain(folder, "answer", 100)
+        with pytest.raises(ValueError, match="too large"):
+            read_plain(folder, "secret", 1)
+    finally:
+        os.close(folder)
 
 
 def kinds(source: str, banned=()) -> set[tuple[str, str]]:

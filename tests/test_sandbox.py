@@ -246,3 +246,39 @@ def test_a_working_copy_in_a_private_job_folder_is_reachable_inside(tmp_path, mo
     assert run_sandboxed(
         mechanism, "import os; print(os.path.isdir(os.getcwd()), os.access('.', os.R_OK))"
     ) == ("True True")
+
+
+def test_a_child_that_fills_the_disk_is_stopped_and_its_files_removed(monkeypatch):
+    monkeypatch.setattr(sandbox, "DISK_QUOTA", 8 << 20)
+    monkeypatch.setattr(sandbox, "QUOTA_POLL", 0.2)
+    body = "import os, time\n\ndef fill(x):\n    for i in range(64):\n        with open(os.path.join(os.environ['HOME'], f'f{i}'), 'wb') as f:\n            f.write(os.urandom(1 << 20))\n    time.sleep(60)\n    return x"
+    child = Child(f"import torch\n{body}", {}, sandbox.choose("auto")[0])
+    try:
+        with pytest.raises(CallFailed, match="MiB of files"):
+            child.call("fill", torch.ones(1), timeout=50)
+        assert sandbox.bytes_used(child.work) < 8 << 20
+    finally:
+        child.close()
+
+
+def test_a_kernel_that_fills_the_disk_is_killed(tmp_path, monkeypatch):
+    import nbformat
+    from nbclient import NotebookClient
+    from nbclient.exceptions import DeadKernelError
+
+    from course.judge.kernel import SandboxedKernelManager
+
+    monkeypatch.setattr(sandbox, "DISK_QUOTA", 8 << 20)
+    monkeypatch.setattr(sandbox, "QUOTA_POLL", 0.2)
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    fill = "import os, time\nfor i in range(64):\n    open(f'f{i}', 'wb').write(os.urandom(1 << 20))\ntime.sleep(60)"
+    nb.cells = [nbformat.v4.new_code_cell(fill)]
+    client = NotebookClient(
+        nb,
+        kernel_manager_class=SandboxedKernelManager,
+        timeout=50,
+        resources={"metadata": {"path": str(tmp_path)}},
+    )
+    with pytest.raises(DeadKernelError):
+        client.execute()

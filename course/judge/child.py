@@ -8,6 +8,7 @@ link, regular files only, within byte limits; whatever is malformed is a failed 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import select
@@ -174,13 +175,16 @@ class Child:
         return "\n".join(line[:500] for line in text.strip().splitlines()[-lines:])
 
     def wait_for(self, call_id: int, timeout: float) -> str:
-        """ "done", "timeout" or "crashed": how waiting for the child's answer to `call_id` ended."""
+        """ "done", "timeout", "crashed" or "quota" (its files outgrew `sandbox.DISK_QUOTA`): how waiting for
+        the child's answer to `call_id` ended."""
         deadline = time.monotonic() + timeout
         while str(call_id).encode() not in self.answered:
             left = deadline - time.monotonic()
             if left <= 0:
                 return "timeout"
-            ready, _, _ = select.select([self.reply], [], [], left)
+            ready, _, _ = select.select([self.reply], [], [], min(left, sandbox.QUOTA_POLL))
+            if sandbox.over_quota(self.work):
+                return "quota"
             if not ready:
                 continue
             chunk = os.read(self.reply, 4096)
@@ -224,6 +228,19 @@ class Child:
         if how != "done":
             code = self.exit_code() if how == "crashed" else None
             self.stop()
+            if how == "quota":
+                self.clear_outputs()
+                for path in (self.work / "home").iterdir():  # the child's own files: over quota, gone
+                    if path.is_dir() and not path.is_symlink():
+                        shutil.rmtree(path)
+                    else:
+                        path.unlink()
+                raise CallFailed(
+                    bilingual(
+                        f"{target} 写入的文件超过 {sandbox.DISK_QUOTA >> 20} MiB，进程已被终止",
+                        f"{target} wrote more than {sandbox.DISK_QUOTA >> 20} MiB of files; the process was stopped",
+                    )
+                )
             if how == "timeout":
                 raise CallFailed(
                     bilingual(f"{target} 超时（{timeout:g} 秒）", f"{target} timed out (after {timeout:g} s)")
@@ -236,7 +253,18 @@ class Child:
                 + "\n"
                 + self.log_tail()
             )
-        return self.read_answer(call_id, target)
+        try:
+            return self.read_answer(call_id, target)
+        finally:
+            self.clear_outputs()
+
+    def clear_outputs(self) -> None:
+        """Remove what the child wrote into `out/` (read already) and the inputs sent: nothing piles up."""
+        for name in os.listdir(self.out):
+            with contextlib.suppress(OSError):
+                os.unlink(name, dir_fd=self.out)
+        for path in (self.work / "in").iterdir():
+            path.unlink(missing_ok=True)
 
     def read_answer(self, call_id: int, target: str) -> Answer:
         try:

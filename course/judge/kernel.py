@@ -8,8 +8,11 @@ network, or signal processes outside its namespace; every process it starts dies
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
+import signal
+import threading
 import weakref
 from pathlib import Path
 
@@ -55,6 +58,29 @@ class SandboxedKernelManager(AsyncKernelManager):
                 os.chown(path, self.owner, self.owner)
         argv, env = sandbox.command(kernel_cmd, self.work, self.mechanism, cwd=cwd)
         return argv, {**kw, "env": env, "cwd": str(ROOT)}
+
+    async def _async_post_start_kernel(self, **kw):
+        await super()._async_post_start_kernel(**kw)
+        if self.mechanism != "none":
+            self.quota_watch = QuotaWatch(self.work, self.provisioner.pid)
+            self.quota_watch.start()
+            weakref.finalize(self, self.quota_watch.done.set)
+
+
+class QuotaWatch(threading.Thread):
+    """Kills a sandboxed kernel whose working copy outgrows `sandbox.DISK_QUOTA` (the notebook then counts as a
+    kernel that died: the judge still grades every test cell)."""
+
+    def __init__(self, work: Path, pid: int):
+        super().__init__(daemon=True)
+        self.work, self.pid, self.done = work, pid, threading.Event()
+
+    def run(self) -> None:
+        while not self.done.wait(sandbox.QUOTA_POLL) and self.work.exists():
+            if sandbox.over_quota(self.work):
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(self.pid, signal.SIGKILL)  # bwrap's sandbox dies with it (--die-with-parent)
+                return
 
 
 class SandboxedExecute(Execute):

@@ -14,6 +14,7 @@ The writable folders of a working copy belong to the sandbox's uid (mode 0700); 
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
@@ -45,6 +46,8 @@ SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 SYSTEM_ETC = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "localtime")
 GPU_DEVICES = "/dev/nvidia*"
 TMPFS_BYTES = 1 << 30  # a private /tmp or /dev/shm
+DISK_QUOTA = 4 << 30  # bytes a working copy may hold on the host's disk (its writable folders)
+QUOTA_POLL = 2.0  # seconds between two looks at a working copy's size while its sandbox runs
 LIMITS = {  # prlimit's names: bytes of one file, open files, processes and threads of the uid, CPU seconds
     "fsize": 4 << 30,
     "nofile": 4096,
@@ -366,3 +369,18 @@ def copy_plain_tree(source: Path, target: Path, skip: str = ".ipynb", limit: int
                 if stat.S_ISREG(info.st_mode) and info.st_size <= budget:
                     budget -= info.st_size
                     (into / name).write_bytes(data.read(info.st_size))
+
+
+def bytes_used(folder: Path) -> int:
+    """The disk space the files under `folder` take (allocated blocks: a sparse file counts what it holds),
+    never following a link."""
+    used = 0
+    for parent, _, files in os.walk(folder, followlinks=False):
+        for name in files:
+            with contextlib.suppress(OSError):
+                used += os.lstat(os.path.join(parent, name)).st_blocks * 512
+    return used
+
+
+def over_quota(workdir: Path) -> bool:
+    return bytes_used(workdir) > DISK_QUOTA
