@@ -134,6 +134,15 @@ def build_parser() -> argparse.ArgumentParser:
         )
     )
 
+    mistakes = sub.add_parser(
+        "wrong",
+        help="错误实现目录：与参考答案的差异、说明和必须失分的测试 / the wrong implementations as a catalogue: "
+        "each one's diff to the reference, its explanation and the tests that must catch it",
+    )
+    mistakes.add_argument("unit", nargs="?", metavar="UNIT", help="单元（默认全部）/ unit (default: all)")
+    mistakes.add_argument("name", nargs="?", metavar="NAME", help="名字中的一段 / part of a name")
+    mistakes.set_defaults(run=lambda args: _catalogue().main(args.unit, args.name))
+
     bundle = sub.add_parser(
         "bundle",
         help="写出学生包（文件夹和 zip，无答案）/ write the student bundle (folder and zip, no answers)",
@@ -218,6 +227,12 @@ def _selftest():
     from course import selftest
 
     return selftest
+
+
+def _catalogue():
+    from course import catalogue
+
+    return catalogue
 
 
 def _bundle():

@@ -1,15 +1,22 @@
 """Replacement cells for the selftest (format in course/AUTHORING.md): wrong implementations
 (`course/wrong/<unit>/`, must lose points), legitimate variants (`course/variants/<unit>/`, must keep full marks)
-and red-team attacks (`course/redteam/<unit>/`, may earn no more than their caps)."""
+and red-team attacks (`course/redteam/<unit>/`, may earn no more than their caps).
+
+An entry is either a patch, a unified diff against today's reference answer of the cell it replaces (built at
+load time, so a change to the reference reaches every entry), or a whole cell whose header says why."""
 
 from __future__ import annotations
 
+import functools
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from course import notebooks
 from utils.messages import bilingual
 
 HEADER = "# selftest-"
+HUNK = "@@"
 
 
 @dataclass(frozen=True)
@@ -30,6 +37,9 @@ class WrongImpl:
     )
     attack_class: str = ""  # red team: the kind of attack (CI's quick selftest runs one attack of each kind)
     retag: tuple[str, ...] = ()  # red team: test cells turned into ungraded cells that only print "ok"
+    explanation: str = ""  # the header's other comment lines ("Mistake: …", "错误：…"), without their "# "
+    whole: str = ""  # why the file is a whole cell rather than a patch (`selftest-whole`)
+    patched: bool = False  # the body was built from a patch against today's reference
 
     @property
     def name(self) -> str:
@@ -48,14 +58,17 @@ def _names(value: str) -> tuple[str, ...]:
 
 
 def parse(path: Path, kind: str = "wrong") -> WrongImpl:
-    """Read one replacement-cell file; a clear error names the file and the missing header."""
-    fields, body = {}, []
+    """Read one replacement-cell file (a patch is applied to today's reference); a clear error names the file
+    and the missing header, or the hunk that no longer applies."""
+    fields, explanation, body = {}, [], []
     for line in path.read_text(encoding="utf-8").splitlines():
-        if line.startswith(HEADER) and ":" in line and not body:
+        if body or not line.startswith("#"):
+            body.append(line)
+        elif line.startswith(HEADER) and ":" in line:
             key, value = line[len(HEADER) :].split(":", 1)
             fields[key.strip()] = value.strip()
-        elif body or not line.startswith("#"):
-            body.append(line)
+        else:
+            explanation.append(line[1:].strip())
     missing = [key for key in REQUIRED[kind] if not fields.get(key)]
     if missing:
         raise ValueError(
@@ -64,6 +77,10 @@ def parse(path: Path, kind: str = "wrong") -> WrongImpl:
                 f"{path}: missing header line(s) {', '.join(HEADER + m for m in missing)}",
             )
         )
+    source = "\n".join(body).strip("\n")
+    patched = source.startswith(HUNK)
+    if patched:
+        source = apply_patch(reference(path, fields["notebook"], fields["replaces"]), source, path)
     caps = None
     if "caps" in fields:
         caps = {
@@ -75,7 +92,7 @@ def parse(path: Path, kind: str = "wrong") -> WrongImpl:
         fields["notebook"],
         fields["replaces"],
         _names(fields.get("must-fail", "")),
-        "\n".join(body).strip("\n"),
+        source,
         caps,
         flagged,
         _names(fields.get("delete", "")),
@@ -83,9 +100,89 @@ def parse(path: Path, kind: str = "wrong") -> WrongImpl:
         fields.get("residual", ""),
         fields.get("class", ""),
         _names(fields.get("retag", "")),
+        "\n".join(explanation),
+        fields.get("whole", ""),
+        patched,
     )
 
 
 def load(folder: Path, kind: str = "wrong") -> list[WrongImpl]:
     """Every replacement cell of `kind` in `folder`, sorted by file name (none when it does not exist)."""
     return [parse(path, kind) for path in sorted(folder.glob("*.py"))]
+
+
+def reference(path: Path, notebook: str, replaces: str) -> str:
+    """Today's reference answer (without solution markers) of the cell an entry at `path` replaces: solution
+    cell `replaces` of `source/<unit>/<notebook>` in the nearest folder above it, `<unit>` being its folder."""
+    for folder in path.resolve().parents:
+        found = folder / "source" / path.parent.name / notebook
+        if found.is_file():
+            stat = found.stat()
+            cells = notebooks.solution_cells(_read(found, stat.st_mtime_ns, stat.st_size))
+            if replaces not in cells:
+                raise ValueError(
+                    bilingual(
+                        f"{path}：{found} 中没有答案单元格 {replaces}",
+                        f"{path}: {found} has no solution cell {replaces}",
+                    )
+                )
+            return notebooks.without_markers(cells[replaces].source).strip("\n")
+    raise ValueError(
+        bilingual(
+            f"{path}：上层文件夹中找不到 source/{path.parent.name}/{notebook}",
+            f"{path}: no source/{path.parent.name}/{notebook} in a folder above it",
+        )
+    )
+
+
+@functools.lru_cache(maxsize=64)
+def _read(path: Path, mtime_ns: int, size: int):
+    """A notebook, read once while it is unchanged (every entry of a unit looks up the same one)."""
+    return notebooks.read(path)
+
+
+def hunks(patch: str, path: Path) -> list[tuple[int | None, list[str], list[str]]]:
+    """(where the old lines start, 0-based, when the `@@ -N,M` says so; old lines; new lines) of each hunk of
+    a unified diff. An empty line is an empty context line (an editor may have dropped its space)."""
+    found: list[tuple[int | None, list[str], list[str]]] = []
+    for line in patch.splitlines():
+        if line.startswith(HUNK):
+            start = re.match(r"@@ -(\d+)(?:,(\d+))?", line)
+            hint = None if start is None else int(start[1]) - (start[2] != "0")
+            found.append((hint, [], []))
+        elif line[:1] in ("", " ", "-", "+") and found:
+            _, old, new = found[-1]
+            if line[:1] != "+":
+                old.append(line[1:])
+            if line[:1] != "-":
+                new.append(line[1:])
+        else:
+            raise ValueError(
+                bilingual(f"{path}：补丁中不是差异的行 {line!r}", f"{path}: not a diff line: {line!r}")
+            )
+    return found
+
+
+def apply_patch(reference: str, patch: str, path: Path) -> str:
+    """`reference` with each hunk of `patch` applied in order: a hunk's old lines (context and removed) must
+    stand in the reference once after the previous hunk, or where its `@@ -N` says; otherwise it no longer
+    applies, a clear error naming the file and the hunk."""
+    lines, built, done = reference.splitlines(), [], 0
+    for number, (hint, old, new) in enumerate(hunks(patch, path), 1):
+        starts = [i for i in range(done, len(lines) - len(old) + 1) if lines[i : i + len(old)] == old]
+        start = hint if hint in starts else starts[0] if len(starts) == 1 else None
+        if start is None:
+            zh, en = (
+                (f"旧行在其中出现 {len(starts)} 次", f"its old lines stand in it {len(starts)} times")
+                if starts
+                else ("旧行不在其中", "its old lines are not in it")
+            )
+            raise ValueError(
+                bilingual(
+                    f"{path}：第 {number} 段补丁不再适用于今天的参考答案（{zh}）",
+                    f"{path}: hunk {number} no longer applies to today's reference ({en})",
+                )
+            )
+        built += lines[done:start] + new
+        done = start + len(old)
+    return "\n".join(built + lines[done:]).strip("\n")
