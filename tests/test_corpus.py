@@ -29,6 +29,18 @@ def test_every_entry_builds_against_todays_reference_and_changes_it(kind):
             assert impl.body != wrong.reference(impl.path, impl.notebook, impl.replaces), impl.path
 
 
+@pytest.mark.parametrize("kind", KINDS)
+def test_every_whole_entry_says_why_it_is_no_patch(kind):
+    """A whole cell is for a different program; one that is the reference with a change is a patch (AUTHORING)."""
+    silent = [
+        str(impl.path.relative_to(COURSE.root))
+        for unit in COURSE.units()
+        for impl in wrong.load(KINDS[kind] / unit, kind)
+        if not impl.patched and not impl.whole
+    ]
+    assert silent == [], "add '# selftest-whole: <why>' or make them patches (course/AUTHORING.md)"
+
+
 @pytest.fixture
 def course(tmp_path):
     """The fixture course's notebooks with an empty corpus beside them."""

@@ -3,6 +3,7 @@
 # selftest-caps: test_forward=0, test_causal=0, test_autograd_function=0.75
 # selftest-flagged: yes
 # selftest-class: exception-hooks
+# selftest-whole: a different program, not the reference with a change
 # Attack: a wrong forward plus exception hooks that swallow every failure in the notebook.
 # 攻击：错误的前向传播，加上吞掉笔记本中一切失败的异常钩子。
 import sys

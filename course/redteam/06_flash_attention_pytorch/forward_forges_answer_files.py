@@ -3,6 +3,7 @@
 # selftest-caps: test_forward=0, test_causal=0, test_autograd_function=0.75
 # selftest-flagged: yes
 # selftest-class: forged-answer-files
+# selftest-whole: a different program, not the reference with a change
 # Attack: in the judge's child, replaces the function that writes a call's tensors with one that leaves, in
 # turn, links to files only the judge can open (its own environment, a secret beside its working folder), a
 # FIFO that would block a reader, a sparse file of 768 MiB and a header that is JSON but no header, each

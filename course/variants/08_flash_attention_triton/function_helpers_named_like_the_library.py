@@ -1,5 +1,6 @@
 # selftest-notebook: flash_attention_triton.ipynb
 # selftest-replaces: fa_function
+# selftest-whole: another design, not the reference with a change
 # Variant: the forward and backward in helpers of its own whose names hold the library's words, named like
 # the notebook's launch_dkdv and launch_dq (launch_flash_attention_forward, launch_flash_attention_backward,
 # scaled_dot_product_attention_tiles, a ctx attribute multi_head_attention_causal); only what the code calls

@@ -1,5 +1,6 @@
 # selftest-notebook: flash_attention_triton.ipynb
 # selftest-replaces: fa_forward_kernel
+# selftest-whole: another design, not the reference with a change
 # Variant: two loops, as Triton's tutorial does: interior key tiles without any mask or bounds check, then
 # the edge tiles (partial last tile, causal diagonal) masked; the online-softmax step is a @triton.jit helper.
 # / 变体：两个循环（同 Triton 教程）：内部键分块不做掩码和越界检查，边缘分块（不满的最后一块、因果对角线）

@@ -2,36 +2,17 @@
 # selftest-replaces: hopper_launch
 # Variant: the base-2 score scale computed with math.log2(math.e) / math.sqrt(d).
 # 变体：以 2 为底的分数缩放用 math.log2(math.e) / math.sqrt(d) 计算。
-from utils.attention.validate import check_qkv
+@@ -1,5 +1,5 @@
+ from utils.attention.validate import check_qkv
 
-import math
-
-
-def tile_config(d):
-    # (BLOCK_Q, BLOCK_K, num_warps, num_stages): small tiles in the interpreter, H100-sized on a GPU
-    if utils.interpreter():
-        return 32, 16, 1, 1
-    return (128, 64, 4, 3) if d == 64 else (128, 64, 8, 3)
+-LOG2E = 1.4426950408889634
++import math
 
 
-def hopper_attention(q, k, v, is_causal=False):
-    check_qkv(q, k, v, head_dims=(64, 128))
-    if q.dim() != 3:
-        raise ValueError(utils.bilingual(f"需要 (B, N, d) 张量，得到 {tuple(q.shape)}",
-                                         f"expected (B, N, d) tensors, got {tuple(q.shape)}"))
-    q, k, v = (t.contiguous() for t in (q, k, v))
-    batch, n_q, d = q.shape
-    n_k = k.shape[1]
-    out = torch.empty_like(q)
-    block_q, block_k, warps, stages = tile_config(d)
-
-    def descriptor(t, rows):
-        return TensorDescriptor(t, list(t.shape), list(t.stride()), [1, rows, d])
-
-    programs = min(utils.hopper.num_sms(), batch * triton.cdiv(n_q, block_q))
-    hopper_fwd_kernel[(programs,)](
-        descriptor(q, block_q), descriptor(k, block_k), descriptor(v, block_k), descriptor(out, block_q),
-        n_q, n_k, batch, math.log2(math.e) / math.sqrt(d),
-        HEAD_DIM=d, BLOCK_Q=block_q, BLOCK_K=block_k, IS_CAUSAL=is_causal, num_warps=warps, num_stages=stages,
-    )
-    return out
+@@ -28,5 +28,5 @@
+     hopper_fwd_kernel[(programs,)](
+         descriptor(q, block_q), descriptor(k, block_k), descriptor(v, block_k), descriptor(out, block_q),
+-        n_q, n_k, batch, d**-0.5 * LOG2E,
++        n_q, n_k, batch, math.log2(math.e) / math.sqrt(d),
+         HEAD_DIM=d, BLOCK_Q=block_q, BLOCK_K=block_k, IS_CAUSAL=is_causal, num_warps=warps, num_stages=stages,
+     )

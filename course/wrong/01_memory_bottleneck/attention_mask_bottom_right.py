@@ -1,6 +1,7 @@
 # selftest-notebook: memory_bottleneck.ipynb
 # selftest-replaces: standard_attention
 # selftest-must-fail: test_standard_attention
+# selftest-whole: a different program, not the reference with a change
 # Mistake: aligns the causal mask bottom-right (query i sees keys j <= i + Nk - Nq): right only when Nq = Nk.
 # 错误：因果掩码右下角对齐（查询 i 看键 j <= i + Nk - Nq），只有 Nq = Nk 时才对。
 def standard_attention(Q, K, V, is_causal=False):

@@ -3,23 +3,17 @@
 # selftest-must-fail: test_arithmetic_intensity
 # Mistake: counts softmax as 3 FLOPs per element (exp, sum, divide), forgetting the max and the subtraction.
 # 错误：softmax 每个元素只算 3 FLOP（exp、求和、除法），漏掉了求最大值和减法。
-def arithmetic_intensity(op, shapes, dtype):
-    """FLOPs per byte of `op` on `shapes` (see the table), every operand read once and result written once."""
-    e = dtype.itemsize
-    if op == "matmul":
-        m, k, n = shapes
-        flops, nbytes = 2 * m * k * n, e * (m * k + k * n + m * n)
-    elif op == "softmax":
-        rows, cols = shapes
-        flops, nbytes = 3 * rows * cols, 2 * e * rows * cols
-    elif op in ("scores", "pv", "fused_attention"):
-        n_q, n_k, d = shapes
-        if op == "scores":
-            flops, nbytes = 2 * n_q * n_k * d + n_q * n_k, e * (n_q * d + n_k * d + n_q * n_k)
-        elif op == "pv":
-            flops, nbytes = 2 * n_q * n_k * d, e * (n_q * n_k + n_k * d + n_q * d)
-        else:
-            flops, nbytes = 4 * n_q * n_k * d + 4 * n_q * n_k, e * (2 * n_q * d + 2 * n_k * d)
-    else:
-        raise ValueError(utils.bilingual(f"未知的操作 {op!r}", f"unknown op {op!r}"))
-    return flops / nbytes
+@@ -7,5 +7,5 @@
+     elif op == "softmax":
+         rows, cols = shapes
+-        flops, nbytes = 5 * rows * cols, 2 * e * rows * cols
++        flops, nbytes = 3 * rows * cols, 2 * e * rows * cols
+     elif op in ("scores", "pv", "fused_attention"):
+         n_q, n_k, d = shapes
+@@ -15,5 +15,5 @@
+             flops, nbytes = 2 * n_q * n_k * d, e * (n_q * n_k + n_k * d + n_q * d)
+         else:
+-            flops, nbytes = 4 * n_q * n_k * d + 6 * n_q * n_k, e * (2 * n_q * d + 2 * n_k * d)
++            flops, nbytes = 4 * n_q * n_k * d + 4 * n_q * n_k, e * (2 * n_q * d + 2 * n_k * d)
+     else:
+         raise ValueError(utils.bilingual(f"未知的操作 {op!r}", f"unknown op {op!r}"))

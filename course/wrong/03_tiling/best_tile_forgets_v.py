@@ -1,6 +1,7 @@
 # selftest-notebook: tiling.ipynb
 # selftest-replaces: tl_best_tile
 # selftest-must-fail: test_best_tile
+# selftest-whole: a different program, not the reference with a change
 # Mistake: leaves the V tile out of the budget (only Q and K tiles in the inputs' dtype).
 # 错误：预算里漏掉了 V 块（只算了 Q 和 K 块）。
 def best_tile(sram_bytes, d, dtype):

@@ -2,6 +2,7 @@
 # selftest-replaces: tl_best_tile
 # selftest-must-fail: test_best_tile
 # selftest-selfcheck-fails: test_best_tile
+# selftest-whole: a different program, not the reference with a change
 # Mistake: counts the score tile in the inputs' dtype instead of float32, so in float16 it picks tiles that do not fit.
 # 错误：分数块按输入的 dtype 计，而不是 float32；float16 时选出的块放不下。
 def best_tile(sram_bytes, d, dtype):

@@ -1,6 +1,7 @@
 # selftest-notebook: tiling.ipynb
 # selftest-replaces: tl_best_tile
 # selftest-must-fail: test_best_tile
+# selftest-whole: a different program, not the reference with a change
 # Mistake: only tries square tiles Bq = Bk, missing larger rectangular ones.
 # 错误：只试了 Bq = Bk 的正方形块，漏掉了面积更大的长方形块。
 def best_tile(sram_bytes, d, dtype):

@@ -1,6 +1,7 @@
 # selftest-notebook: tiling.ipynb
 # selftest-replaces: tl_best_tile
 # selftest-must-fail: test_best_tile
+# selftest-whole: a different program, not the reference with a change
 # Mistake: breaks ties of equal area towards the larger Bk instead of the larger Bq.
 # 错误：面积相同时取了较大的 Bk，而不是较大的 Bq。
 def best_tile(sram_bytes, d, dtype):

@@ -3,18 +3,19 @@
 # selftest-must-fail: test_online_softmax
 # Mistake: when the maximum grows, the sum kept so far is not multiplied by e^(m - m').
 # 错误：最大值变大时，没有把已累加的和乘以 e^(m - m')。
-def online_softmax(x, block_size):
-    n = x.shape[-1]
-    work = torch.promote_types(x.dtype, torch.float32)
-    m = torch.full(x.shape[:-1], float("-inf"), dtype=work, device=x.device)
-    row_sum = torch.zeros(x.shape[:-1], dtype=work, device=x.device)
-    for c0 in range(0, n, block_size):
-        block = x[..., c0 : c0 + block_size].to(work)
-        m = torch.maximum(m, block.amax(dim=-1))
-        row_sum = row_sum + torch.exp(block - finite_max(m)[..., None]).sum(dim=-1)
-    shift, inverse = finite_max(m), torch.where(row_sum > 0, 1 / row_sum, torch.zeros_like(row_sum))
-    out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
-    for c0 in range(0, n, block_size):
-        block = x[..., c0 : c0 + block_size].to(work)
-        out[..., c0 : c0 + block_size] = (torch.exp(block - shift[..., None]) * inverse[..., None]).to(x.dtype)
-    return out
+@@ -1,4 +1,3 @@
+ def online_softmax(x, block_size):
+-    """softmax(x) over the last dim: one sweep over column blocks for (m, ℓ), one sweep to normalise."""
+     n = x.shape[-1]
+     work = torch.promote_types(x.dtype, torch.float32)
+@@ -7,8 +6,6 @@
+     for c0 in range(0, n, block_size):
+         block = x[..., c0 : c0 + block_size].to(work)
+-        m_new = torch.maximum(m, block.amax(dim=-1))
+-        shift = finite_max(m_new)
+-        row_sum = row_sum * torch.exp(m - shift) + torch.exp(block - shift[..., None]).sum(dim=-1)
+-        m = m_new
++        m = torch.maximum(m, block.amax(dim=-1))
++        row_sum = row_sum + torch.exp(block - finite_max(m)[..., None]).sum(dim=-1)
+     shift, inverse = finite_max(m), torch.where(row_sum > 0, 1 / row_sum, torch.zeros_like(row_sum))
+     out = torch.empty(x.shape, dtype=x.dtype, device=x.device)

@@ -1,6 +1,7 @@
 # selftest-notebook: online_softmax.ipynb
 # selftest-replaces: os_weighted_sum
 # selftest-must-fail: test_weighted_sum
+# selftest-whole: a different program, not the reference with a change
 # Mistake: keeps m, l and the output accumulator in the inputs' dtype (float16/bfloat16 on long rows).
 # 错误：m、l 和输出累加器用输入的 dtype（长行上的 float16/bfloat16）。
 def online_softmax_weighted_sum(scores, values, block_size):

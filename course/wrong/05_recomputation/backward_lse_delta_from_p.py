@@ -1,6 +1,7 @@
 # selftest-notebook: recomputation.ipynb
 # selftest-replaces: rc_backward_lse
 # selftest-must-fail: test_backward_lse
+# selftest-whole: a different program, not the reference with a change
 # Mistake: takes Δ = rowsum(P ∘ dP) instead of rowsum(dO ∘ O): equal only when O = P V exactly, and it needs whole
 # rows of P and dP, which a tiled backward pass never has.
 # 错误：用 Δ = rowsum(P ∘ dP) 代替 rowsum(dO ∘ O)：只在 O 恰好等于 P V 时相等，而且需要整行的 P 和 dP，分块的反向传播没有它们。

@@ -4,39 +4,41 @@
 # Mistake: the reentrant design: the segment joins the graph only through x and backpropagates the parameters
 # inside backward, so when x needs no gradient the output needs none and the parameters get nothing.
 # 错误：可重入的做法：每段只通过 x 接入计算图，在 backward 里面反传参数；x 不需要梯度时输出也不需要，参数得不到梯度。
-class SegmentFunction(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, layers, x):
-        ctx.layers = layers
-        ctx.cpu_state = torch.get_rng_state()
-        ctx.cuda_state = torch.cuda.get_rng_state(x.device) if x.is_cuda else None
-        ctx.save_for_backward(x)
-        for layer in layers:
-            x = layer(x)
-        return x
+@@ -1,7 +1,5 @@
+ class SegmentFunction(torch.autograd.Function):
+-    """One checkpointed segment: apply(layers, x, *params) keeps only x; backward runs the segment again."""
+-
+     @staticmethod
+-    def forward(ctx, layers, x, *params):
++    def forward(ctx, layers, x):
+         ctx.layers = layers
+         ctx.cpu_state = torch.get_rng_state()
+@@ -15,6 +13,5 @@
+     def backward(ctx, grad_out):
+         (x,) = ctx.saved_tensors
+-        params = [p for layer in ctx.layers for p in layer.parameters()]
+-        x = x.detach().requires_grad_(ctx.needs_input_grad[1])
++        x = x.detach().requires_grad_(True)
+         with torch.random.fork_rng(devices=[x.device] if x.is_cuda else []):
+             torch.set_rng_state(ctx.cpu_state)
+@@ -25,12 +22,9 @@
+                 for layer in ctx.layers:
+                     out = layer(out)
+-        wanted = ([x] if x.requires_grad else []) + [p for p in params if p.requires_grad]
+-        grads = iter(torch.autograd.grad(out, wanted, grad_out, allow_unused=True))
+-        grad_x = next(grads) if x.requires_grad else None
+-        return None, grad_x, *[next(grads) if p.requires_grad else None for p in params]
++        torch.autograd.backward(out, grad_out)
++        return None, x.grad
 
-    @staticmethod
-    def backward(ctx, grad_out):
-        (x,) = ctx.saved_tensors
-        x = x.detach().requires_grad_(True)
-        with torch.random.fork_rng(devices=[x.device] if x.is_cuda else []):
-            torch.set_rng_state(ctx.cpu_state)
-            if ctx.cuda_state is not None:
-                torch.cuda.set_rng_state(ctx.cuda_state, x.device)
-            with torch.enable_grad():
-                out = x
-                for layer in ctx.layers:
-                    out = layer(out)
-        torch.autograd.backward(out, grad_out)
-        return None, x.grad
 
-
-def checkpointed_forward(layers, x, segments):
-    layers = list(layers)
-    size, extra = divmod(len(layers), segments)
-    start = 0
-    for j in range(segments):
-        part = layers[start : start + size + (j < extra)]
-        start += len(part)
-        x = SegmentFunction.apply(part, x)
-    return x
+ def checkpointed_forward(layers, x, segments):
+-    """Apply `layers` in order to x, keeping only each of `segments` segments' input for backward."""
+     layers = list(layers)
+     size, extra = divmod(len(layers), segments)
+@@ -39,4 +33,4 @@
+         part = layers[start : start + size + (j < extra)]
+         start += len(part)
+-        x = SegmentFunction.apply(part, x, *[p for layer in part for p in layer.parameters()])
++        x = SegmentFunction.apply(part, x)
+     return x

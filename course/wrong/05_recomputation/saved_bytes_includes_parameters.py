@@ -3,13 +3,17 @@
 # selftest-must-fail: test_saved_bytes
 # Mistake: counts every saved storage once, but the weights that Linear saves are counted as activations.
 # 错误：每个存储只算一次，但把 Linear 保存的权重也算成了激活。
-def saved_bytes(module, x):
-    storages = {}
+@@ -1,12 +1,7 @@
+ def saved_bytes(module, x):
+-    """Bytes of the distinct storages autograd saves for backward while module(x) runs, the module's
+-    parameters and buffers left out."""
+-    state = {t.untyped_storage().data_ptr() for t in [*module.parameters(), *module.buffers()]}
+     storages = {}
 
-    def pack(tensor):
-        storages[tensor.untyped_storage().data_ptr()] = tensor.untyped_storage().nbytes()
-        return tensor
+     def pack(tensor):
+-        storage = tensor.untyped_storage()
+-        if storage.data_ptr() not in state:
+-            storages[storage.data_ptr()] = storage.nbytes()
++        storages[tensor.untyped_storage().data_ptr()] = tensor.untyped_storage().nbytes()
+         return tensor
 
-    with torch.enable_grad(), torch.autograd.graph.saved_tensors_hooks(pack, lambda tensor: tensor):
-        module(x)
-    return sum(storages.values())

@@ -3,18 +3,8 @@
 # selftest-must-fail: test_autograd_function
 # Mistake: backward returns three gradients; autograd needs one per forward input, None for is_causal.
 # 错误：backward 只返回三个梯度；autograd 要求每个输入一个，is_causal 对应 None。
-class FlashAttentionPyTorch(torch.autograd.Function):
-    """FlashAttention-2 in plain PyTorch: apply(Q, K, V, is_causal=False) → O."""
-
-    @staticmethod
-    def forward(ctx, Q, K, V, is_causal=False):
-        out, L = flash_forward(Q, K, V, is_causal)
-        ctx.save_for_backward(Q, K, V, out, L)
-        ctx.is_causal = is_causal
-        return out
-
-    @staticmethod
-    def backward(ctx, dO):
-        Q, K, V, out, L = ctx.saved_tensors
-        dQ, dK, dV = flash_backward(Q, K, V, out, L, dO, ctx.is_causal)
-        return dQ, dK, dV
+@@ -13,3 +13,3 @@
+         Q, K, V, out, L = ctx.saved_tensors
+         dQ, dK, dV = flash_backward(Q, K, V, out, L, dO, ctx.is_causal)
+-        return dQ, dK, dV, None
++        return dQ, dK, dV

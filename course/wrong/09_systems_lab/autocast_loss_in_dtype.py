@@ -1,6 +1,7 @@
 # selftest-notebook: systems_lab.ipynb
 # selftest-replaces: sl_autocast
 # selftest-must-fail: test_autocast
+# selftest-whole: a different program, not the reference with a change
 # Mistake: reports the loss and the gradients in the autocast dtype (assumed, not observed). / 错误：假定损失和梯度是 autocast 的 dtype，而不是观察它们。
 def autocast_dtypes(model, x, target, dtype):
     table = {}

@@ -2,6 +2,7 @@
 # selftest-replaces: sl_autocast
 # selftest-must-fail: test_autocast
 # selftest-selfcheck-fails: test_autocast
+# selftest-whole: a different program, not the reference with a change
 # Mistake: runs the model outside autocast (the context is entered after the forward pass). / 错误：在 autocast 之外运行模型。
 def autocast_dtypes(model, x, target, dtype):
     table = {}

@@ -1,6 +1,7 @@
 # selftest-notebook: systems_lab.ipynb
 # selftest-replaces: sl_autocast
 # selftest-must-fail: test_autocast
+# selftest-whole: a different program, not the reference with a change
 # Mistake: hooks only the model's direct children (named_children), so nested leaves are missing and containers appear. / 错误：只挂在直接子模块上，嵌套的叶子缺失，容器却出现了。
 def autocast_dtypes(model, x, target, dtype):
     table = {}

@@ -3,14 +3,11 @@
 # selftest-must-fail: test_benchmark
 # selftest-selfcheck-fails: test_benchmark
 # Mistake: reports the mean and the standard deviation instead of the median and the interquartile range. / 错误：报告平均值和标准差，而不是中位数和四分位距。
-def benchmark(fn, warmup, reps):
-    for _ in range(warmup):
-        fn()
-    samples = []
-    for _ in range(reps):
-        timing.synchronize()
-        start = time.perf_counter()
-        fn()
-        timing.synchronize()
-        samples.append(time.perf_counter() - start)
-    return statistics.mean(samples), statistics.stdev(samples)
+@@ -9,6 +9,3 @@
+         timing.synchronize()
+         samples.append(time.perf_counter() - start)
+-    if reps == 1:
+-        return samples[0], 0.0
+-    q1, _, q3 = statistics.quantiles(samples, n=4, method="inclusive")
+-    return statistics.median(samples), q3 - q1
++    return statistics.mean(samples), statistics.stdev(samples)

@@ -1,6 +1,7 @@
 # selftest-notebook: systems_lab.ipynb
 # selftest-replaces: sl_activation_memory
 # selftest-must-fail: test_activation_memory
+# selftest-whole: a different program, not the reference with a change
 # Mistake: four bytes per element whatever the dtype. / 错误：不论 dtype，每个元素都按 4 字节算。
 def activation_memory_bytes(config, batch, seq_len, dtype):
     tokens = batch * seq_len

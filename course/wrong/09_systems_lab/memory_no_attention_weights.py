@@ -2,6 +2,7 @@
 # selftest-replaces: sl_activation_memory
 # selftest-must-fail: test_activation_memory
 # selftest-selfcheck-fails: test_activation_memory
+# selftest-whole: a different program, not the reference with a change
 # Mistake: forgets the softmax output P (B·h·N² per block). / 错误：漏掉 softmax 的输出 P（每块 B·h·N²）。
 def activation_memory_bytes(config, batch, seq_len, dtype):
     size = torch.empty((), dtype=dtype).element_size()

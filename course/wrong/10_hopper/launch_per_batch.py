@@ -3,38 +3,21 @@
 # selftest-must-fail: test_hopper
 # Mistake: one launch per batch entry (each small enough, but B launches instead of one persistent grid).
 # 错误：每个批元素启动一次（每次都不大，但启动了 B 次，而不是一个持久网格）。
-from utils.attention.validate import check_qkv
+@@ -25,9 +25,11 @@
+         return TensorDescriptor(t, list(t.shape), list(t.stride()), [1, rows, d])
 
-LOG2E = 1.4426950408889634
-
-
-def tile_config(d):
-    # (BLOCK_Q, BLOCK_K, num_warps, num_stages): small tiles in the interpreter, H100-sized on a GPU
-    if utils.interpreter():
-        return 32, 16, 1, 1
-    return (128, 64, 4, 3) if d == 64 else (128, 64, 8, 3)
-
-
-def hopper_attention(q, k, v, is_causal=False):
-    check_qkv(q, k, v, head_dims=(64, 128))
-    if q.dim() != 3:
-        raise ValueError(utils.bilingual(f"需要 (B, N, d) 张量，得到 {tuple(q.shape)}",
-                                         f"expected (B, N, d) tensors, got {tuple(q.shape)}"))
-    q, k, v = (t.contiguous() for t in (q, k, v))
-    batch, n_q, d = q.shape
-    n_k = k.shape[1]
-    out = torch.empty_like(q)
-    block_q, block_k, warps, stages = tile_config(d)
-
-    def descriptor(t, rows):
-        return TensorDescriptor(t, list(t.shape), list(t.stride()), [1, rows, d])
-
-    for i in range(batch):  # one launch per batch entry
-        qi, ki, vi, oi = (t[i : i + 1] for t in (q, k, v, out))
-        programs = min(utils.hopper.num_sms(), triton.cdiv(n_q, block_q))
-        hopper_fwd_kernel[(programs,)](
-            descriptor(qi, block_q), descriptor(ki, block_k), descriptor(vi, block_k), descriptor(oi, block_q),
-            n_q, n_k, 1, d**-0.5 * LOG2E,
-            HEAD_DIM=d, BLOCK_Q=block_q, BLOCK_K=block_k, IS_CAUSAL=is_causal, num_warps=warps, num_stages=stages,
-        )
-    return out
+-    programs = min(utils.hopper.num_sms(), batch * triton.cdiv(n_q, block_q))
+-    hopper_fwd_kernel[(programs,)](
+-        descriptor(q, block_q), descriptor(k, block_k), descriptor(v, block_k), descriptor(out, block_q),
+-        n_q, n_k, batch, d**-0.5 * LOG2E,
+-        HEAD_DIM=d, BLOCK_Q=block_q, BLOCK_K=block_k, IS_CAUSAL=is_causal, num_warps=warps, num_stages=stages,
+-    )
++    for i in range(batch):  # one launch per batch entry
++        qi, ki, vi, oi = (t[i : i + 1] for t in (q, k, v, out))
++        programs = min(utils.hopper.num_sms(), triton.cdiv(n_q, block_q))
++        hopper_fwd_kernel[(programs,)](
++            descriptor(qi, block_q), descriptor(ki, block_k), descriptor(vi, block_k), descriptor(oi, block_q),
++            n_q, n_k, 1, d**-0.5 * LOG2E,
++            HEAD_DIM=d, BLOCK_Q=block_q, BLOCK_K=block_k, IS_CAUSAL=is_causal, num_warps=warps, num_stages=stages,
++        )
+     return out
