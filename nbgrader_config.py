@@ -70,6 +70,11 @@ c.Autograde.autograde_preprocessors = [
     "nbgrader.preprocessors.CheckCellMetadata",
 ]
 
+# nbgrader's own Autograde and Generate (formgrader's buttons, `nbgrader autograde` / `generate_assignment`) refuse,
+# naming the course's command: they would skip its grading secret, grades.csv and provenance, or its leak check.
+c.Autograde.exporter_class = "course.nbgrader_gate.AutogradeThroughCourse"
+c.GenerateAssignment.exporter_class = "course.nbgrader_gate.GenerateThroughCourse"
+
 # What the student's code displayed is made inert (no HTML, JavaScript, SVG, …) and bounded in bytes before the
 # judge writes its reports and before autograded/ stores it; after IgnorePattern, which needs whole stderr chunks
 # (course/judge/outputs.py). The feedback HTML sanitises markdown cells too (a student may have written them):

@@ -42,6 +42,7 @@ def make_api(root: str, judge: dict | None = None, **coursedir: str):
 
     config = PyFileConfigLoader("nbgrader_config.py", path=str(ROOT)).load_config()
     config.CourseDirectory.root = root
+    config.CourseCommandOnly.run_by_course = True  # nbgrader's Autograde and Generate, through the course
     for key, value in coursedir.items():
         setattr(config.CourseDirectory, key, value)
     for key, value in (judge or {}).items():
