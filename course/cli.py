@@ -14,8 +14,13 @@ def build_parser() -> argparse.ArgumentParser:
         description="FlashAttention 课程工具 / FlashAttention course tooling",
     )
     sub = parser.add_subparsers(dest="command", required=True)
-    check = sub.add_parser("check", help="检查环境 / check the environment")
-    check.set_defaults(run=lambda args: doctor.main())
+    check = sub.add_parser(
+        "check", help="检查环境、semester.toml 与名单 / check the environment, semester.toml and the roster"
+    )
+    check.add_argument(
+        "--roster", help="名单 CSV（默认课程根目录的 roster.csv）/ roster CSV (default: roster.csv)"
+    )
+    check.set_defaults(run=lambda args: doctor.main(_course(), Path(args.roster) if args.roster else None))
 
     release = sub.add_parser(
         "release", help="由 source/ 生成 release/ 并检查泄露 / generate release/ from source/"
@@ -42,9 +47,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="不在沙箱中运行学生代码（成绩表会注明）/ run students' code without the sandbox (the grades CSV says so)",
     )
     grade.add_argument(
-        "--resume",
+        "--all",
         action="store_true",
-        help="只评上次未评完的提交（未改动的保留原分数）/ grade only what an earlier run left (unchanged ones keep their scores)",
+        dest="everything",
+        help="全部重评，包括未改动的提交（人工评分保留）/ grade every submission again, unchanged ones too "
+        "(hand grades are kept); by default only new or changed submissions are graded",
+    )
+    grade.add_argument(
+        "--resume", action="store_true", help="默认行为，保留给旧脚本 / the default (kept for old scripts)"
     )
     grade.add_argument(
         "--student",
@@ -183,7 +193,14 @@ def run_grade(args) -> int:
     )
     sandbox = "none" if args.no_sandbox else "auto"
     return grade.main(
-        args.submissions, args.timeout, args.jobs, course, sandbox, args.resume, selection, args.feedback_only
+        args.submissions,
+        args.timeout,
+        args.jobs,
+        course,
+        sandbox,
+        args.everything,
+        selection,
+        args.feedback_only,
     )
 
 
@@ -194,7 +211,8 @@ def run_regrade(args) -> int:
     grade, course = _grade(), _course()
     (unit,) = course.select([args.unit])
     before = semester.final_score(course, args.student, unit)
-    grade.grade(course, course.submitted, args.timeout, selection=grade.Selection((args.student,), (unit,)))
+    selection = grade.Selection((args.student,), (unit,))
+    grade.grade(course, course.submitted, args.timeout, everything=True, selection=selection)
     after = semester.final_score(course, args.student, unit)
     entry = semester.record_regrade(course, args.student, unit, args.reason, before, after, args.outcome)
     print(bilingual(f"重评：{entry['outcome']}", f"regrade: {entry['outcome']}"))

@@ -1,4 +1,5 @@
-"""`python -m course check`: an environment doctor, bilingual, non-zero only for a setup that cannot work."""
+"""`python -m course check`: an environment doctor, bilingual, non-zero only for a setup that cannot work; it also
+checks the semester's own files (semester.toml and the roster) on their own, before any grading needs them."""
 
 from __future__ import annotations
 
@@ -71,7 +72,31 @@ def sandbox_line() -> str:
     return f"{mark} " + bilingual(f"评分沙箱：{mechanism}（{why}）", f"grading sandbox: {mechanism} ({why})")
 
 
-def main() -> int:
+def settings_lines(course, roster: Path | None) -> tuple[list[str], bool]:
+    """A line per semester file (semester.toml, the roster: `roster`, else the course root's roster.csv if there
+    is one) with what is wrong in it, and whether anything is."""
+    from course import lms, semester
+
+    checks = [
+        (semester.semester_path(course), lambda path: semester.load_policy(path, course)),
+        (roster or course.root / "roster.csv", lms.read_roster),
+    ]
+    lines, fatal = [], False
+    for path, check in checks:
+        if not path.is_file() and path != roster:
+            continue  # none (no due dates, no LMS export yet), unless the roster was named
+        try:
+            check(path)
+        except ValueError as error:
+            lines.append(f"{FAIL} {error}")
+            fatal = True
+        else:
+            lines.append(f"{OK} " + bilingual(f"{path} 无误", f"{path} is valid"))
+    return lines, fatal
+
+
+def main(course=None, roster: Path | None = None) -> int:
+    """The environment, then (for `course`) its semester files."""
     import utils
 
     mode = utils.mode()
@@ -122,6 +147,11 @@ def main() -> int:
                 f"nbgrader extensions enabled {len(enabled)}/{len(extensions)}",
             )
         )
+    if course is not None:
+        lines, wrong_settings = settings_lines(course, roster)
+        for line in lines:
+            print(f"  {line}")
+        fatal |= wrong_settings
     print(
         bilingual("环境无法使用", "setup cannot work") if fatal else bilingual("环境可用", "setup is usable")
     )

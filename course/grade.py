@@ -2,9 +2,10 @@
 
 Up to `--jobs` (student, unit) pairs are graded at once. nbgrader cannot share one sqlite gradebook between
 concurrent runs, so each pair is graded against a private copy of the course's gradebook; as each pair finishes,
-a `merge` job copies its grades into the course's gradebook (one merge at a time, see `course.worker`) and its
-row is saved under `autograded/.progress/`. With `--resume`, pairs whose saved row matches the submission as it
-is now are not graded again: a class too large for one sitting is graded across several.
+a `merge` job copies its grades into the course's gradebook (one merge at a time, see `course.worker`), keeping
+the hand grades given in formgrader, and its row is saved under `autograded/.progress/`. Pairs whose saved row
+matches the submission as it is now are not graded again (unless `--all`): the weekly run grades the new unit,
+and a class too large for one sitting is graded across several. One run at a time grades a course (a lock).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import contextlib
 import csv
 import dataclasses
 import datetime as dt
+import fcntl
 import hashlib
 import hmac
 import json
@@ -83,15 +85,16 @@ class Row:
 
 
 def progress_folder(course: Course) -> Path:
-    """Where each graded pair's row is saved as soon as it is in the gradebook (for `--resume`)."""
+    """Where each graded pair's row is saved as soon as it is in the gradebook (an unchanged pair keeps it)."""
     return course.autograded / ".progress"
 
 
 def submission_digest(course: Course, student: str, unit: str) -> str:
-    """A digest of every file of one submission (names and bytes)."""
+    """A digest of every file of one submission (names and bytes) but its time (`timestamp.txt`: a corrected
+    time changes the late penalty, never the grading)."""
     digest = hashlib.sha256()
     folder = course.submitted / student / unit
-    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+    for path in sorted(p for p in folder.rglob("*") if p.is_file() and p.name != intake.TIMESTAMP):
         digest.update(path.relative_to(folder).as_posix().encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()
 
@@ -106,16 +109,27 @@ def save_progress(course: Course, row: Row) -> None:
     partial.replace(path)
 
 
-def saved_row(course: Course, student: str, unit: str) -> Row | None:
-    """The saved row of a pair graded earlier, if the submission has not changed since."""
+def saved_record(course: Course, student: str, unit: str) -> dict | None:
+    """The saved row (and submission digest) of a pair graded earlier, if any."""
     path = progress_folder(course) / f"{student}__{unit}.json"
     try:
-        record = json.loads(path.read_text(encoding="utf-8"))
+        return json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
-    if record.pop("digest", None) != submission_digest(course, student, unit):
+
+
+def saved_row(course: Course, student: str, unit: str) -> Row | None:
+    """The saved row of a pair graded earlier, if the submission has not changed since."""
+    record = saved_record(course, student, unit)
+    if record is None or record.pop("digest", None) != submission_digest(course, student, unit):
         return None
     return Row(**record | {"sandboxes": set(record.get("sandboxes", []))})
+
+
+def resubmitted(course: Course, student: str, unit: str) -> bool:
+    """Whether the pair was graded before from another submission (its hand grades need review)."""
+    record = saved_record(course, student, unit)
+    return record is not None and record.get("digest") != submission_digest(course, student, unit)
 
 
 def default_timeout() -> int:
@@ -253,9 +267,11 @@ def grade_pairs(
     jobs: int,
     log: Path,
     settings: Round = Round(),
+    changed: frozenset[tuple[str, str]] = frozenset(),
 ) -> list[Row]:
     """Grade the pairs, `jobs` at a time, each in its scratch folder, merging them into the course's gradebook
-    as they finish; rows come back in the order of `pairs`.
+    as they finish (the `changed` ones resubmitted since they were graded); rows come back in the order of
+    `pairs`.
 
     Merges run one at a time: pairs that finish while a merge runs wait, then go into the course's gradebook
     together, in one merge (a class that finishes all at once would otherwise queue one merge, seconds each,
@@ -272,7 +288,7 @@ def grade_pairs(
             if not batch:
                 return  # merged by the pair that held the lock before
             rows, folders = [row for row, _ in batch], [folder for _, folder in batch]
-            merge_gradebooks(course, rows, folders, folders[0] / "grading.log")
+            merge_gradebooks(course, rows, folders, folders[0] / "grading.log", changed)
             for row in rows:
                 if "" not in row.problems:
                     save_progress(course, row)
@@ -308,17 +324,38 @@ def grade_pairs(
     return [future.result() for future in futures]
 
 
-def merge_gradebooks(course: Course, rows: list[Row], folders: list[Path], log: Path) -> None:
-    """Copy every pair's grades from its private gradebook into the course's, one after another."""
+def merge_gradebooks(
+    course: Course,
+    rows: list[Row],
+    folders: list[Path],
+    log: Path,
+    changed: frozenset[tuple[str, str]] = frozenset(),
+) -> None:
+    """Copy every pair's grades from its private gradebook into the course's, one after another, keeping the
+    hand grades; a hand grade that needs review again (`course.worker.copy_submission`) flags its row."""
     merges = [
-        {"gradebook": str(folder / "gradebook.db"), "unit": row.unit, "student": row.student}
+        {
+            "gradebook": str(folder / "gradebook.db"),
+            "unit": row.unit,
+            "student": row.student,
+            "resubmitted": (row.student, row.unit) in changed,
+        }
         for row, folder in zip(rows, folders, strict=True)
     ]
     request = {"action": "merge", "root": str(course.root), "merges": merges}
     results, _ = run_job(request, 300 + 10 * len(merges), log)
     for row in rows:
-        if not results.get(f"{row.student}/{row.unit}"):
+        merged = results.get(f"{row.student}/{row.unit}")
+        if not merged:
             row.problems[""] = "error"  # graded, but the gradebook lacks it: see grading.log
+            continue
+        row.flags += [
+            bilingual(
+                f"{cell}：人工评分需复核（自动评分的部分或提交已改变）",
+                f"{cell}: hand grade needs review (its autograded part or the submission changed)",
+            )
+            for cell in merged["review"]
+        ]
 
 
 CSV_COLUMNS = ["student_id", "unit", "score", "max_score", "status", "flagged", "flag_reasons", "sandbox"]
@@ -381,6 +418,32 @@ def copy_class(
     return intake.take_class(course, submissions, only, times)
 
 
+LOCK_FILE = ".grading.lock"
+
+
+@contextlib.contextmanager
+def grading_lock(course: Course):
+    """Held while a run grades the course: a second run is refused. The lock goes with the process holding it
+    (flock), so a killed run's lock is taken over; the file names the holder for the message."""
+    course.root.mkdir(parents=True, exist_ok=True)
+    with (course.root / LOCK_FILE).open("a+", encoding="utf-8") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            lock.seek(0)
+            holder = lock.read().strip() or "?"
+            raise ValueError(
+                bilingual(
+                    f"另一个 `course grade` 正在为 {course.root} 评分（{holder}）：请等它结束再运行",
+                    f"another `course grade` is grading {course.root} ({holder}): wait until it ends",
+                )
+            ) from None
+        lock.truncate(0)
+        lock.write(f"pid {os.getpid()} since {dt.datetime.now(dt.UTC).isoformat(timespec='seconds')}\n")
+        lock.flush()
+        yield
+
+
 def back_up_gradebook(course: Course, keep: int = 20) -> Path | None:
     """Copy the gradebook to `gradebook_backups/` before a grading run writes it; the `keep` newest stay."""
     if not course.gradebook.exists():
@@ -422,63 +485,65 @@ def grade(
     timeout: float | None = None,
     jobs: int | None = None,
     sandbox: str = "auto",
-    resume: bool = False,
+    everything: bool = False,
     selection: Selection = Selection(),
 ) -> list[Row]:
-    """Copy the class into submitted/, autograde every (student, unit), write grades.csv and feedback.
+    """Copy the class into submitted/, autograde each new or changed (student, unit), write grades.csv and
+    feedback. Every setting is checked before anything is placed; one run at a time grades a course.
 
-    `resume`: keep the pairs an earlier run graded (their submissions unchanged) and grade only the rest.
+    `everything`: grade every pair again, changed or not (`--all`; hand grades are kept all the same).
     `selection`: only some students or units (the others keep their grades), late work, the salt."""
     if jobs is not None and jobs < 1:
         raise ValueError(bilingual(f"--jobs 至少为 1，收到 {jobs}", f"--jobs must be at least 1, got {jobs}"))
     timeout = timeout or default_timeout()
     judge_sandbox.choose(sandbox)  # no isolation here: refused before anything is graded
     no_world_writable()
-    uploads = semester.read_timestamps(selection.timestamps)  # a bad CSV stops the run before, not after
-    back_up_gradebook(course)
-    intakes = copy_class(course, submissions, selection.accepts if selection.narrowed else None, uploads)
-    pairs = [(i.student, i.unit) for i in intakes]
-    refused = {(i.student, i.unit): i.refused for i in intakes if i.refused}
-    if not resume and selection.narrowed:
-        for student, unit in pairs:
-            (progress_folder(course) / f"{student}__{unit}.json").unlink(missing_ok=True)
-    elif not resume:
-        shutil.rmtree(progress_folder(course), ignore_errors=True)
-    version, salt = semester.course_version(), selection.salt or grading_salt(course)
-    for warning in semester.version_warnings(course, [u for _, u in pairs], version):
-        print(warning)
-    known = set(course.units())
-    gradable = [pair for pair in pairs if pair[1] in known and pair not in refused]
-    earlier = {pair: row for pair in gradable if (row := saved_row(course, *pair)) is not None}
-    if earlier:
-        print(
-            bilingual(f"继续上次的评分：{len(earlier)} 份已评分", f"resuming: {len(earlier)} already graded")
-        )
-    graded_pairs = [pair for pair in gradable if pair not in earlier]
-    units = sorted({unit for _, unit in graded_pairs})
-    if units:
-        print(bilingual("正在登记单元到 gradebook……", "registering units in the gradebook…"))
-        register_units(course, units)
-    log = course.autograded / "grading.log"
-    log.parent.mkdir(parents=True, exist_ok=True)
-    if not earlier and not selection.narrowed:
-        log.write_text("", encoding="utf-8")
-    graded: dict[tuple[str, str], Row] = dict(earlier)
-    if graded_pairs:
-        jobs = jobs or default_jobs(len(graded_pairs), cpu_count(), gpu_memory_gib())
-        print(bilingual(f"同时评分 {jobs} 份", f"grading {jobs} at a time"))
-        with tempfile.TemporaryDirectory(prefix="course-grade-") as tmp:
-            folders = [Path(tmp) / f"pair{i}" for i in range(len(graded_pairs))]
-            settings = Round(salt, sandbox)
-            rows = grade_pairs(course, graded_pairs, folders, timeout, jobs, log, settings)
-        graded.update({(row.student, row.unit): row for row in rows})
-    rows = [graded.get(pair) or not_graded(course, pair, refused.get(pair)) for pair in pairs]
-    for row, found in zip(rows, intakes, strict=True):
-        row.flags += found.notes
-    times = submission_times(course, rows, uploads)
-    columns = grade_columns(course, times, semester.provenance(salt, version))
-    write_csv(rows, course.root / "grades.csv", columns, keep_others=selection.narrowed)
-    lms.write_cells(course)
+    policy = semester.load_policy(semester.semester_path(course), course)
+    uploads = semester.read_timestamps(selection.timestamps, course, policy.zone)
+    with grading_lock(course):
+        back_up_gradebook(course)
+        intakes = copy_class(course, submissions, selection.accepts if selection.narrowed else None, uploads)
+        pairs = [(i.student, i.unit) for i in intakes]
+        refused = {(i.student, i.unit): i.refused for i in intakes if i.refused}
+        version, salt = semester.course_version(), selection.salt or grading_salt(course)
+        for warning in semester.version_warnings(course, [u for _, u in pairs], version):
+            print(warning)
+        known = set(course.units())
+        gradable = [pair for pair in pairs if pair[1] in known and pair not in refused]
+        earlier = {} if everything else {pair: row for pair in gradable if (row := saved_row(course, *pair))}
+        if earlier:
+            print(
+                bilingual(
+                    f"已评且提交未改动，保留原分数：{len(earlier)} 份（--all 全部重评）",
+                    f"unchanged since graded, kept: {len(earlier)} (--all grades them again)",
+                )
+            )
+        graded_pairs = [pair for pair in gradable if pair not in earlier]
+        changed = frozenset(pair for pair in graded_pairs if resubmitted(course, *pair))
+        units = sorted({unit for _, unit in graded_pairs})
+        if units:
+            print(bilingual("正在登记单元到 gradebook……", "registering units in the gradebook…"))
+            register_units(course, units)
+        log = course.autograded / "grading.log"
+        log.parent.mkdir(parents=True, exist_ok=True)
+        if not earlier and not selection.narrowed:
+            log.write_text("", encoding="utf-8")
+        graded: dict[tuple[str, str], Row] = dict(earlier)
+        if graded_pairs:
+            jobs = jobs or default_jobs(len(graded_pairs), cpu_count(), gpu_memory_gib())
+            print(bilingual(f"同时评分 {jobs} 份", f"grading {jobs} at a time"))
+            with tempfile.TemporaryDirectory(prefix="course-grade-") as tmp:
+                folders = [Path(tmp) / f"pair{i}" for i in range(len(graded_pairs))]
+                settings = Round(salt, sandbox)
+                rows = grade_pairs(course, graded_pairs, folders, timeout, jobs, log, settings, changed)
+            graded.update({(row.student, row.unit): row for row in rows})
+        rows = [graded.get(pair) or not_graded(course, pair, refused.get(pair)) for pair in pairs]
+        for row, found in zip(rows, intakes, strict=True):
+            row.flags += found.notes
+        times = submission_times(course, rows, uploads, policy.zone)
+        columns = grade_columns(policy, times, semester.provenance(salt, version))
+        write_csv(rows, course.root / "grades.csv", columns, keep_others=selection.narrowed)
+        lms.write_cells(course)
     return rows
 
 
@@ -529,13 +594,16 @@ def not_graded(course: Course, pair: tuple[str, str], refused: str | None) -> Ro
 
 
 def submission_times(
-    course: Course, rows: list[Row], uploads: dict[tuple[str, str], dt.datetime]
+    course: Course, rows: list[Row], uploads: dict[tuple[str, str], dt.datetime], zone: dt.tzinfo
 ) -> dict[tuple[str, str], dt.datetime | None]:
-    """Each row's submission time (None: unknown); a time that cannot be read is flagged on its row only."""
+    """Each row's submission time (None: unknown; without an offset: in `zone`); a time that cannot be read is
+    flagged on its row only."""
     times = {}
     for row in rows:
         try:
-            times[row.student, row.unit] = semester.submission_time(course, row.student, row.unit, uploads)
+            times[row.student, row.unit] = semester.submission_time(
+                course, row.student, row.unit, uploads, zone
+            )
         except (OSError, ValueError, OverflowError) as error:
             times[row.student, row.unit] = None
             row.flags.append(f"unreadable submission time (timestamp.txt): {error}")
@@ -543,24 +611,14 @@ def submission_times(
 
 
 def grade_columns(
-    course: Course, times: dict[tuple[str, str], dt.datetime | None], made: dict[str, str]
+    policy: semester.Policy, times: dict[tuple[str, str], dt.datetime | None], made: dict[str, str]
 ) -> Callable[[Row], dict[str, str]]:
-    """The grades CSV's columns after the sandbox: late work (semester.toml, at `times`) and provenance
-    (`made`)."""
-    policy = semester.load_policy(semester.semester_path(course), course)
+    """The grades CSV's columns after the sandbox: late work (`policy`, at `times`; `course export` computes them
+    again from the semester file as it is then) and provenance (`made`)."""
 
     def columns(row: Row) -> dict[str, str]:
         when = times[row.student, row.unit]
-        late = policy.late(row.student, row.unit, when)
-        penalty = row.score * late.fraction
-        return {
-            "submitted_at": when.isoformat(timespec="seconds") if when else "",
-            "late": "yes" if late.is_late else "",
-            "late_by": late.late_by_text(),
-            "penalty_rate": f"{late.fraction:g}",
-            "penalty": f"{penalty:g}",
-            "final_score": f"{row.score - penalty:g}",
-        } | made
+        return semester.late_columns(policy, row.student, row.unit, when, row.score) | made
 
     return columns
 
@@ -596,7 +654,7 @@ def main(
     jobs: int | None = None,
     course: Course = COURSE,
     sandbox: str = "auto",
-    resume: bool = False,
+    everything: bool = False,
     selection: Selection = Selection(),
     preview: bool = False,
 ) -> int:
@@ -610,7 +668,7 @@ def main(
             )
         )
         return 0
-    rows = grade(course, Path(submissions), timeout, jobs, sandbox, resume, selection)
+    rows = grade(course, Path(submissions), timeout, jobs, sandbox, everything, selection)
     print_table(rows)
     if note := gpu_only_note(course, rows):
         print(note)

@@ -1,11 +1,13 @@
 """Grades an LMS takes: one column per graded cell (`grades_by_cell.csv`) and imports for Canvas and Moodle.
 
 The scores come from nbgrader's gradebook (autograded scores and, once an instructor graded them in formgrader,
-the manual scores of written answers); the late penalty from `grades.csv`. A written answer not graded yet shows
-"needs manual grading" and counts 0 in the totals.
+the manual scores of written answers); the late penalty from `grades.csv`, whose late columns `export` first
+computes again from each submission's stored time and `semester.toml` as it is now (an extension needs no
+regrade). A written answer not graded yet shows "needs manual grading" and counts 0 in the totals.
 
 The roster (`--roster`) maps the course's student ids to the LMS's: a CSV with the columns
-`student_id,name,email,sis_login_id,canvas_id,section,idnumber` (only those an export needs must be filled).
+`student_id,name,email,sis_login_id,canvas_id,section,idnumber` (only those an export needs must be filled;
+another column, or a student id missing or given twice, is an error naming the line).
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
-from course import notebooks
+from course import notebooks, semester
 from course.layout import Course
 from utils.messages import bilingual
 
@@ -165,13 +167,42 @@ def write_cells(course: Course, path: Path | None = None) -> Path:
     return path
 
 
+ROSTER_COLUMNS = ["student_id", "name", "email", "sis_login_id", "canvas_id", "section", "idnumber"]
+
+
 def read_roster(path: Path) -> dict[str, dict[str, str]]:
-    """{course student id: roster row}."""
+    """{course student id: roster row}, every line checked."""
+    header_fix = (
+        f"第一行写 {','.join(ROSTER_COLUMNS)} 中用到的列（student_id 必须有）",
+        f"make the first line the columns you use of {','.join(ROSTER_COLUMNS)} (student_id first of all)",
+    )
+    if not path.is_file():
+        raise semester.setting_error(
+            path, None, ("文件不存在", "no such file"), ("检查名单路径", "check the roster's path")
+        )
+    roster: dict[str, dict[str, str]] = {}
     with path.open(newline="", encoding="utf-8-sig") as f:
-        rows = list(csv.DictReader(f))
-    if rows and "student_id" not in rows[0]:
-        raise ValueError(bilingual("名单缺少 student_id 列", "the roster has no student_id column"))
-    return {r["student_id"].strip(): r for r in rows}
+        reader = csv.DictReader(f)
+        header = reader.fieldnames or []
+        unknown = [column for column in header if column not in ROSTER_COLUMNS]
+        if "student_id" not in header or unknown:
+            problem = (
+                f"表头 {','.join(header)!r}：" + (f"未知的列 {unknown}" if unknown else "缺少 student_id"),
+                f"the header {','.join(header)!r}: "
+                + (f"unknown columns {unknown}" if unknown else "no student_id"),
+            )
+            raise semester.setting_error(path, 1, problem, header_fix)
+        for row in reader:
+            student = (row["student_id"] or "").strip()
+            if not student or student in roster:
+                problem = (
+                    f"student_id {student!r} 为空或重复",
+                    f"student_id {student!r} is empty or given twice",
+                )
+                fix = ("每个学生一行，id 唯一", "one line per student, each id once")
+                raise semester.setting_error(path, reader.line_num, problem, fix)
+            roster[student] = row
+    return roster
 
 
 def unit_scores(found: Table, student: str) -> list[str]:
@@ -219,7 +250,9 @@ def write_moodle(found: Table, roster: dict[str, dict[str, str]], path: Path, ke
 def export(
     course: Course, roster_path: Path | None, canvas: Path | None, moodle: Path | None, key: str
 ) -> int:
-    """`python -m course export`: grades_by_cell.csv, and the LMS files asked for (through the roster)."""
+    """`python -m course export`: grades.csv's late columns computed again, grades_by_cell.csv, and the LMS files
+    asked for (through the roster)."""
+    semester.refresh_late_columns(course)
     found = table(course)
     print(bilingual(f"按单元格的成绩：{write_cells(course)}", f"grades by cell: {course.root / CELLS_FILE}"))
     if ungraded := found.ungraded():

@@ -4,7 +4,8 @@
 `semester.toml` lives in the course root (or where `FLASH_COURSE_SEMESTER` points). Its format:
 
 ```toml
-timezone = "+08:00"          # offset of due dates written without one (default: UTC)
+timezone = "Asia/Shanghai"   # zone of times written without an offset: an IANA name (daylight saving kept
+                             # right), "+08:00" or "UTC" (the default)
 
 [late]
 penalty_per_day = 0.10       # fraction of the unit's score lost per started day late (default 0)
@@ -20,8 +21,14 @@ grace_minutes = 10           # submissions this close after the due date are on 
 "02" = 2
 ```
 
+Every setting is checked before anything is graded (and by `python -m course check`): a mistake is a
+`SettingError` naming the file, the line and the fix. Penalties are fractions within [0, 1].
+
 A submission's time is nbgrader's `timestamp.txt` (written by `nbgrader submit`, kept by `collect`) or, for zip
-uploads, a row of the timestamps CSV (`student_id,unit,timestamp`, ISO 8601) given to `course grade --timestamps`.
+uploads, a row of the timestamps CSV (`student_id,unit,timestamp`, ISO 8601; the unit by number or full name)
+given to `course grade --timestamps`; a time without an offset is in the semester's zone. `grades.csv` keeps each
+submission's time, and `course export` computes the late columns again from `semester.toml` as it is then: an
+extension granted after grading needs no regrade.
 A `timestamp.txt` inside an upload is the student's own file and never read: intake leaves it out and writes the
 CSV's time in its place (course/intake.py); only `submitted/` graded in place keeps the one `collect` wrote.
 """
@@ -35,8 +42,10 @@ import importlib.metadata
 import json
 import math
 import os
+import re
 import subprocess
 import tomllib
+import zoneinfo
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -53,6 +62,20 @@ def semester_path(course: Course) -> Path:
     return Path(os.environ.get("FLASH_COURSE_SEMESTER") or course.root / SEMESTER_FILE)
 
 
+class SettingError(ValueError):
+    """A setting (semester.toml, the timestamps CSV, the roster) that cannot be right."""
+
+
+def setting_error(
+    path: Path, line: int | None, problem: tuple[str, str] | str, fix: tuple[str, str]
+) -> SettingError:
+    """A SettingError naming the file, the line (when known), the problem ((zh, en), or a message already in
+    both languages) and its fix."""
+    where = f"{path} " + bilingual(f"第 {line} 行", f"line {line}") if line else str(path)
+    said = problem if isinstance(problem, str) else bilingual(*problem)
+    return SettingError(f"{where}: {said} — " + bilingual(f"改法：{fix[0]}", f"fix: {fix[1]}"))
+
+
 def parse_time(value, zone: dt.tzinfo = dt.UTC) -> dt.datetime:
     """A TOML datetime or a timestamp string (ISO 8601 or nbgrader's "2026-03-06 15:04:05.123456 UTC") as an
     aware datetime; times without an offset are in `zone`."""
@@ -67,12 +90,25 @@ def parse_time(value, zone: dt.tzinfo = dt.UTC) -> dt.datetime:
     return value if value.tzinfo else value.replace(tzinfo=zone)
 
 
+OFFSET = re.compile(r"([+-])(\d{2}):(\d{2})")
+TIME_EXAMPLE = "2026-03-06T23:59:00"
+ZONE_FIX = (
+    'IANA 时区名，如 "Europe/Berlin"、"Asia/Shanghai"，或固定偏移如 "+08:00"',
+    'an IANA name such as "Europe/Berlin" or "Asia/Shanghai", or a fixed offset such as "+08:00"',
+)
+
+
 def parse_zone(text: str) -> dt.tzinfo:
+    """ "UTC" (or nothing), a fixed offset "+08:00", or an IANA name ("Europe/Berlin": daylight saving kept)."""
     if not text or text.upper() == "UTC":
         return dt.UTC
-    sign = -1 if text.startswith("-") else 1
-    hours, minutes = text.lstrip("+-").split(":")
-    return dt.timezone(sign * dt.timedelta(hours=int(hours), minutes=int(minutes)))
+    if offset := OFFSET.fullmatch(text):
+        sign = -1 if offset[1] == "-" else 1
+        return dt.timezone(sign * dt.timedelta(hours=int(offset[2]), minutes=int(offset[3])))
+    try:
+        return zoneinfo.ZoneInfo(text)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+        raise ValueError(bilingual(f"未知时区 {text!r}", f"unknown time zone {text!r}")) from None
 
 
 @dataclass(frozen=True)
@@ -103,6 +139,7 @@ class Policy:
     penalty_per_day: float = 0.0
     max_penalty: float = 1.0
     grace: dt.timedelta = dt.timedelta(0)
+    zone: dt.tzinfo = dt.UTC  # of times written without an offset
 
     def due_for(self, student: str, unit: str) -> dt.datetime | None:
         return self.extensions.get((student, unit), self.due.get(unit))
@@ -116,69 +153,324 @@ class Policy:
         return Late(late_by, min(self.max_penalty, self.penalty_per_day * days))
 
 
-def load_policy(path: Path, course: Course) -> Policy:
-    """The semester's policy from its TOML file (no file: no due dates)."""
-    if not path.is_file():
-        return Policy()
-    data = tomllib.loads(path.read_text(encoding="utf-8"))
-    zone = parse_zone(str(data.get("timezone", "")))
-    late = data.get("late", {})
-    due = {
-        unit: parse_time(when, zone)
-        for name, when in data.get("due", {}).items()
-        for unit in course.select([name])
-    }
-    extensions = {}
-    for student, units in data.get("extensions", {}).items():
-        for name, value in units.items():
-            (unit,) = course.select([name])
-            if isinstance(value, int | float) and not isinstance(value, bool):
-                if unit not in due:
-                    raise ValueError(
-                        bilingual(
+KNOWN_KEYS = {
+    "": ("timezone", "late", "due", "extensions"),
+    "late": ("penalty_per_day", "max_penalty", "grace_minutes"),
+}
+FORMAT_FIX = ("格式见 course/semester.py 开头", "see the format at the top of course/semester.py")
+
+
+def line_of(text: str, table: str, key: str | None = None) -> int | None:
+    """The line of `key` in the TOML table `table` ("" for the top level), else of the table's header."""
+    current, found = "", None
+    for number, line in enumerate(text.splitlines(), start=1):
+        stripped = line.split("#", 1)[0].strip()
+        if stripped.startswith("["):
+            current = ".".join(part.strip().strip("\"'") for part in stripped.strip("[]").split("."))
+            found = number if current == table and found is None else found
+        elif current == table and key is not None and "=" in stripped:
+            if stripped.split("=", 1)[0].strip().strip("\"'") == key:
+                return number
+    return found
+
+
+class SemesterFile:
+    """semester.toml read for checking: each error names its line."""
+
+    def __init__(self, path: Path, course: Course):
+        self.path, self.course = path, course
+        self.text = path.read_text(encoding="utf-8")
+        try:
+            self.data = tomllib.loads(self.text)
+        except tomllib.TOMLDecodeError as error:
+            raise setting_error(
+                path, None, (f"不是有效的 TOML：{error}", f"not valid TOML: {error}"), FORMAT_FIX
+            ) from None
+
+    def error(
+        self, table: str, key: str | None, problem: tuple[str, str] | str, fix: tuple[str, str]
+    ) -> SettingError:
+        line = line_of(self.text, table, key)
+        if line is None and key is not None:  # a whole table: its header
+            line = line_of(self.text, f"{table}.{key}" if table else key)
+        return setting_error(self.path, line, problem, fix)
+
+    def table(self, name: str) -> dict:
+        value = self.data.get(name, {})
+        if not isinstance(value, dict):
+            raise self.error(
+                "",
+                name,
+                (f"{name} 不是表", f"{name} is not a table"),
+                (f"写成 [{name}]", f"write it as [{name}]"),
+            )
+        return value
+
+    def known_keys(self, table: str, data: dict) -> None:
+        for key in data:
+            if key not in KNOWN_KEYS[table]:
+                known = ", ".join(KNOWN_KEYS[table])
+                raise self.error(
+                    table,
+                    key,
+                    (f"未知的设置 {key!r}", f"unknown setting {key!r}"),
+                    (f"可用的有：{known}", f"the settings are: {known}"),
+                )
+
+    def zone(self) -> dt.tzinfo:
+        text = self.data.get("timezone", "")
+        try:
+            if not isinstance(text, str):
+                raise ValueError(
+                    bilingual(f"时区不是字符串：{text!r}", f"the time zone is not a string: {text!r}")
+                )
+            return parse_zone(text)
+        except ValueError as error:
+            raise self.error("", "timezone", str(error), ZONE_FIX) from None
+
+    def fraction(self, key: str, default: float) -> float:
+        value = self.table("late").get(key, default)
+        if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
+            raise self.error(
+                "late",
+                key,
+                (
+                    f"{key} = {value!r} 不是 0 到 1 之间的比例",
+                    f"{key} = {value!r} is not a fraction within [0, 1]",
+                ),
+                ("写比例，如 0.10 表示 10%", "write a fraction, e.g. 0.10 for 10 %"),
+            )
+        return float(value)
+
+    def grace(self) -> dt.timedelta:
+        value = self.table("late").get("grace_minutes", 0)
+        if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+            raise self.error(
+                "late",
+                "grace_minutes",
+                (
+                    f"grace_minutes = {value!r} 不是非负的分钟数",
+                    f"grace_minutes = {value!r} is not a number of minutes >= 0",
+                ),
+                ("写分钟数，如 10", "write minutes, e.g. 10"),
+            )
+        return dt.timedelta(minutes=value)
+
+    def unit(self, table: str, name: str) -> str:
+        try:
+            (unit,) = self.course.select([name])
+        except ValueError as error:
+            raise self.error(
+                table,
+                name,
+                str(error),
+                (
+                    "单元写编号或全名，如 06 或 06_flash_attention_pytorch",
+                    "name a unit by number or full name, e.g. 06 or 06_flash_attention_pytorch",
+                ),
+            ) from None
+        return unit
+
+    def time(self, table: str, name: str, value, zone: dt.tzinfo) -> dt.datetime:
+        try:
+            return parse_time(value, zone)
+        except (ValueError, OverflowError, TypeError) as error:
+            raise self.error(
+                table,
+                name,
+                (f"{name} 的时间无法读取：{error}", f"the time of {name} cannot be read: {error}"),
+                (f"写 TOML 日期时间，如 {TIME_EXAMPLE}", f"write a TOML date-time, e.g. {TIME_EXAMPLE}"),
+            ) from None
+
+    def due(self, zone: dt.tzinfo) -> dict[str, dt.datetime]:
+        due: dict[str, dt.datetime] = {}
+        for name, when in self.table("due").items():
+            unit = self.unit("due", name)
+            if unit in due:
+                raise self.error(
+                    "due",
+                    name,
+                    (f"{unit} 的截止时间写了两次", f"{unit} has two due dates"),
+                    (f"只保留一行 {name}", f"keep one line for {name}"),
+                )
+            due[unit] = self.time("due", name, when, zone)
+        return due
+
+    def extensions(self, due: dict[str, dt.datetime], zone: dt.tzinfo) -> dict[tuple[str, str], dt.datetime]:
+        extensions = {}
+        for student, units in self.table("extensions").items():
+            table = f"extensions.{student}"
+            if not isinstance(units, dict):
+                raise self.error(
+                    "extensions",
+                    student,
+                    (f"{table} 不是表", f"{table} is not a table"),
+                    (f"写成 [{table}]", f"write it as [{table}]"),
+                )
+            for name, value in units.items():
+                unit = self.unit(table, name)
+                if (student, unit) in extensions:
+                    raise self.error(
+                        table,
+                        name,
+                        (
+                            f"{student} 的 {unit} 延期写了两次",
+                            f"{student}'s extension of {unit} is given twice",
+                        ),
+                        (f"只保留一行 {name}", f"keep one line for {name}"),
+                    )
+                if isinstance(value, bool) or not isinstance(value, int | float):
+                    extensions[student, unit] = self.time(table, name, value, zone)
+                elif unit not in due:
+                    raise self.error(
+                        table,
+                        name,
+                        (
                             f"{student} 的 {unit} 延期按天数给出，但该单元没有截止时间",
                             f"{student}'s extension of {unit} is in days, but {unit} has no due date",
-                        )
+                        ),
+                        (
+                            f"在 [due] 中给 {unit} 截止时间，或写新的截止时间",
+                            f"give {unit} a due date in [due], or write the new due date",
+                        ),
                     )
-                extensions[student, unit] = due[unit] + value * DAY
-            else:
-                extensions[student, unit] = parse_time(value, zone)
-    return Policy(
-        due,
-        extensions,
-        float(late.get("penalty_per_day", 0.0)),
-        float(late.get("max_penalty", 1.0)),
-        dt.timedelta(minutes=float(late.get("grace_minutes", 0))),
-    )
+                elif value < 0:
+                    raise self.error(
+                        table,
+                        name,
+                        (f"延期天数为负：{value}", f"an extension of a negative number of days: {value}"),
+                        ("写非负的天数", "write a number of days >= 0"),
+                    )
+                else:
+                    extensions[student, unit] = due[unit] + value * DAY
+        return extensions
+
+    def policy(self) -> Policy:
+        self.known_keys("", self.data)
+        self.known_keys("late", self.table("late"))
+        zone = self.zone()
+        due = self.due(zone)
+        return Policy(
+            due,
+            self.extensions(due, zone),
+            self.fraction("penalty_per_day", 0.0),
+            self.fraction("max_penalty", 1.0),
+            self.grace(),
+            zone,
+        )
 
 
-def read_timestamps(path: Path | None) -> dict[tuple[str, str], dt.datetime]:
-    """{(student, unit): time} from a timestamps CSV (`student_id,unit,timestamp`)."""
+def load_policy(path: Path, course: Course) -> Policy:
+    """The semester's policy from its TOML file, every setting checked (no file: no due dates)."""
+    if not path.is_file():
+        return Policy()
+    return SemesterFile(path, course).policy()
+
+
+TIMESTAMP_COLUMNS = ["student_id", "unit", "timestamp"]
+
+
+def read_timestamps(
+    path: Path | None, course: Course, zone: dt.tzinfo = dt.UTC
+) -> dict[tuple[str, str], dt.datetime]:
+    """{(student, unit): time} from a timestamps CSV (`student_id,unit,timestamp`; a unit by number or full
+    name; a time without an offset in `zone`), every line checked."""
     if path is None:
         return {}
-    times = {}
-    with path.open(newline="", encoding="utf-8") as f:
-        for line, r in enumerate(csv.DictReader(f), start=2):
+    header_fix = ("第一行写 student_id,unit,timestamp", "make the first line student_id,unit,timestamp")
+    if not path.is_file():
+        raise setting_error(
+            path,
+            None,
+            ("文件不存在", "no such file"),
+            ("检查 --timestamps 的路径", "check the path given to --timestamps"),
+        )
+    times: dict[tuple[str, str], dt.datetime] = {}
+    with path.open(newline="", encoding="utf-8-sig") as f:
+        reader = csv.DictReader(f)
+        header = reader.fieldnames or []
+        if missing := [column for column in TIMESTAMP_COLUMNS if column not in header]:
+            problem = (
+                f"表头 {','.join(header)!r} 缺少 {missing}",
+                f"the header {','.join(header)!r} lacks {missing}",
+            )
+            raise setting_error(path, 1, problem, header_fix)
+        fix = (
+            f"写 student_id,单元（编号或全名）,时间（如 {TIME_EXAMPLE}）",
+            f"write student_id,unit (number or full name),time (e.g. {TIME_EXAMPLE})",
+        )
+        for r in reader:
+            student = (r["student_id"] or "").strip()
             try:
-                times[r["student_id"], r["unit"]] = parse_time(r["timestamp"])
-            except (KeyError, ValueError, OverflowError) as error:
-                raise ValueError(
-                    bilingual(
-                        f"{path} 第 {line} 行不是 student_id,unit,timestamp：{error}",
-                        f"{path} line {line} is not student_id,unit,timestamp: {error}",
+                if not student:
+                    raise ValueError(bilingual("没有 student_id", "no student_id"))
+                (unit,) = course.select([(r["unit"] or "").strip()])
+                if (student, unit) in times:
+                    raise ValueError(
+                        bilingual(f"{student} 的 {unit} 出现两次", f"{student}'s {unit} appears twice")
                     )
-                ) from None
+            except ValueError as error:
+                raise setting_error(path, reader.line_num, str(error), fix) from None
+            try:
+                times[student, unit] = parse_time(r["timestamp"] or "", zone)
+            except (ValueError, OverflowError) as error:
+                problem = (f"时间无法读取：{error}", f"the time cannot be read: {error}")
+                raise setting_error(path, reader.line_num, problem, fix) from None
     return times
 
 
 def submission_time(
-    course: Course, student: str, unit: str, uploads: dict[tuple[str, str], dt.datetime]
+    course: Course,
+    student: str,
+    unit: str,
+    uploads: dict[tuple[str, str], dt.datetime],
+    zone: dt.tzinfo = dt.UTC,
 ) -> dt.datetime | None:
-    """When the submission was handed in: the timestamps CSV, else nbgrader's timestamp.txt, else unknown."""
+    """When the submission was handed in: the timestamps CSV, else nbgrader's timestamp.txt (without an offset:
+    in `zone`), else unknown."""
     if (student, unit) in uploads:
         return uploads[student, unit]
     stamp = course.submitted / student / unit / "timestamp.txt"
-    return parse_time(stamp.read_text(encoding="utf-8")) if stamp.is_file() else None
+    return parse_time(stamp.read_text(encoding="utf-8"), zone) if stamp.is_file() else None
+
+
+def late_columns(
+    policy: Policy, student: str, unit: str, when: dt.datetime | None, score: float
+) -> dict[str, str]:
+    """The late-work columns of one grades.csv line: its submission time and what it costs under `policy`."""
+    late = policy.late(student, unit, when)
+    penalty = score * late.fraction
+    return {
+        "submitted_at": when.isoformat(timespec="seconds") if when else "",
+        "late": "yes" if late.is_late else "",
+        "late_by": late.late_by_text(),
+        "penalty_rate": f"{late.fraction:g}",
+        "penalty": f"{penalty:g}",
+        "final_score": f"{score - penalty:g}",
+    }
+
+
+def refresh_late_columns(course: Course) -> None:
+    """Compute grades.csv's late columns again from each line's stored submission time and semester.toml as it
+    is now (an extension granted after grading needs no regrade)."""
+    path = course.root / "grades.csv"
+    if not path.is_file():
+        return
+    policy = load_policy(semester_path(course), course)
+    with path.open(newline="", encoding="utf-8") as f:
+        reader = csv.DictReader(f)
+        columns, lines = list(reader.fieldnames or []), list(reader)
+    if not {"score", "submitted_at", "final_score"} <= set(columns):
+        return  # not a grades.csv written by `course grade`
+    for line in lines:
+        when = dt.datetime.fromisoformat(line["submitted_at"]) if line["submitted_at"] else None
+        line.update(late_columns(policy, line["student_id"], line["unit"], when, float(line["score"])))
+    partial = path.with_suffix(".partial")
+    with partial.open("w", newline="", encoding="utf-8") as f:
+        writer = csv.DictWriter(f, columns)
+        writer.writeheader()
+        writer.writerows(lines)
+    partial.replace(path)
 
 
 # ---- provenance ------------------------------------------------------------------------------------------

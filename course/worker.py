@@ -116,14 +116,22 @@ def scores(api, unit: str, student: str, notebook: str) -> dict[str, list[float]
 
 
 def reset(api, root: Path, unit: str, student: str) -> None:
-    """Forget an earlier grading of this submission, so a re-run never shows stale scores."""
+    """Forget an earlier autograding of this submission (its autograded scores and comments, its autograded/ and
+    feedback/ files), so a re-run never shows stale scores; what people did (hand scores and comments, extra
+    credit, flags) stays, as in nbgrader's own autograde."""
     from nbgrader.api import Gradebook, MissingEntry
 
     with Gradebook(api.coursedir.db_url, api.coursedir.course_id) as gb:
         try:
-            gb.remove_submission(unit, student)
+            submission = gb.find_submission(unit, student)
         except MissingEntry:
-            pass
+            submission = None
+        for notebook in submission.notebooks if submission else []:
+            for grade in notebook.grades:
+                grade.auto_score = None
+            for comment in notebook.comments:
+                comment.auto_comment = None
+        gb.db.commit()
     for folder in ("autograded", "feedback"):
         shutil.rmtree(root / folder / student / unit, ignore_errors=True)
 
@@ -132,21 +140,21 @@ def gradebook_url(path: str | Path) -> str:
     return f"sqlite:///{Path(path).resolve()}"
 
 
-def copy_submission(source, target, unit: str, student: str) -> None:
-    """Make `student`'s submission of `unit` in Gradebook `target` the one in Gradebook `source`.
+def copy_submission(source, target, unit: str, student: str, resubmitted: bool = False) -> list[str]:
+    """Bring the autograding of `student`'s `unit` from Gradebook `source` into Gradebook `target`, keeping what
+    people did in `target` (hand scores and comments, extra credit, flags), even what they did while `source`
+    was graded; the "notebook/grade_id" of the hand grades that need review again.
 
-    Both gradebooks hold the same assignment (the source is a copy of the target, graded since).
+    Both gradebooks hold the same assignment (the source is a copy of the target, graded since). A hand grade
+    needs review when its cell's autograded score changed or, with `resubmitted`, the student handed in a
+    changed submission: the cell needs manual grading again and its notebook is flagged (formgrader shows both).
     """
     from nbgrader.api import MissingEntry
 
     try:
-        target.remove_submission(unit, student)
-    except MissingEntry:
-        pass
-    try:
         graded = source.find_submission(unit, student)
     except MissingEntry:
-        return
+        return []
     try:
         target.find_student(student)
     except MissingEntry:
@@ -158,25 +166,33 @@ def copy_submission(source, target, unit: str, student: str) -> None:
             email=who.email,
             lms_user_id=who.lms_user_id,
         )
-    target.add_submission(unit, student, timestamp=graded.timestamp, extension=graded.extension)
+    target.update_or_create_submission(unit, student, timestamp=graded.timestamp)
+    review = []
     for notebook in graded.notebooks:
-        copy = target.find_submission_notebook(notebook.name, unit, student)
-        copy.flagged = notebook.flagged
-        copy.late_submission_penalty = notebook.late_submission_penalty
-        grades = {grade.name: grade for grade in copy.grades}
+        into_notebook = target.find_submission_notebook(notebook.name, unit, student)
+        into_notebook.late_submission_penalty = notebook.late_submission_penalty
+        grades = {grade.name: grade for grade in into_notebook.grades}
+        to_review = []
         for grade in notebook.grades:
             into = grades[grade.name]
-            into.auto_score, into.manual_score = grade.auto_score, grade.manual_score
-            into.extra_credit, into.needs_manual_grade = grade.extra_credit, grade.needs_manual_grade
-        comments = {comment.name: comment for comment in copy.comments}
+            if into.manual_score is None:
+                into.needs_manual_grade = grade.auto_score is None  # as nbgrader's SaveAutoGrades decides
+            elif resubmitted or into.auto_score != grade.auto_score:
+                into.needs_manual_grade = True
+                to_review.append(f"{notebook.name}/{grade.name}")
+            into.auto_score = grade.auto_score
+        comments = {comment.name: comment for comment in into_notebook.comments}
         for comment in notebook.comments:
-            into = comments[comment.name]
-            into.auto_comment, into.manual_comment = comment.auto_comment, comment.manual_comment
+            comments[comment.name].auto_comment = comment.auto_comment
+        into_notebook.flagged = into_notebook.flagged or notebook.flagged or bool(to_review)
+        review += to_review
     target.db.commit()
+    return review
 
 
 def merge(request: dict, result_path: Path) -> None:
-    """Copy each graded submission from its private gradebook into the course's, one after another."""
+    """Copy each graded submission from its private gradebook into the course's, one after another; each one's
+    result is the hand grades that need review (`copy_submission`), or False when it failed."""
     import traceback
 
     from nbgrader.api import Gradebook
@@ -190,8 +206,10 @@ def merge(request: dict, result_path: Path) -> None:
                 if not Path(item["gradebook"]).is_file():
                     raise FileNotFoundError(item["gradebook"])
                 with Gradebook(gradebook_url(item["gradebook"]), course_id) as source:
-                    copy_submission(source, target, item["unit"], item["student"])
-                results[key] = True
+                    review = copy_submission(
+                        source, target, item["unit"], item["student"], item.get("resubmitted", False)
+                    )
+                results[key] = {"review": review}
             except Exception:  # one broken private gradebook must not stop the others
                 target.db.rollback()
                 print(f"==== merge {key}: FAILED\n{traceback.format_exc()}", flush=True)

@@ -69,7 +69,7 @@ def graded(tmp_path_factory):
         request = {"action": "autograde", "root": str(sequential.root), "unit": UNIT, "student": row.student}
         run_job({**request, "notebooks": present}, 300)
     direct = snapshot(sequential.root)
-    again = grade.grade(parallel, class_folder, timeout=300, jobs=3)
+    again = grade.grade(parallel, class_folder, timeout=300, jobs=3, everything=True)
     mp.undo()
     return parallel, rows, first, one_at_a_time, direct, again, snapshot(parallel.root)
 
@@ -151,7 +151,7 @@ def test_pairs_that_finish_during_a_merge_go_in_together(monkeypatch, tmp_path):
     the next; each pair is merged exactly once and rows keep the order of the pairs."""
     merged = []
 
-    def slow_merge(course, rows, folders, log):
+    def slow_merge(course, rows, folders, log, *_):
         merged.append([row.student for row in rows])
         time.sleep(0.5)
 

@@ -69,13 +69,13 @@ import pytest
 from course import grade
 from course.layout import Course
 course = Course(Path(sys.argv[1]), Path(sys.argv[2]))
-rows = grade.grade(course, course.submitted, timeout=300, jobs=1, resume=sys.argv[3] == "resume")
+rows = grade.grade(course, course.submitted, timeout=300, jobs=1, everything=sys.argv[3] == "all")
 print("SCORES", sorted((r.student, r.score, r.status) for r in rows))
 """
 
 
-def run_grading(course: Course, resume: bool = False) -> subprocess.Popen:
-    how = "resume" if resume else "again"
+def run_grading(course: Course, everything: bool = False) -> subprocess.Popen:
+    how = "all" if everything else "new"
     return subprocess.Popen(
         [sys.executable, "-c", GRADE_IN_PLACE, str(course.root), str(course.wrong), how],
         cwd=ROOT,
@@ -98,10 +98,10 @@ def kill_after_first_pair(course: Course) -> None:
     first.wait()
 
 
-@pytest.mark.parametrize("resume", [False, True], ids=["rerun", "resume"])
-def test_grading_killed_half_way_loses_nothing_and_a_rerun_completes(tmp_path, resume):
-    """Killed after the first pair: nothing is lost; a plain rerun grades everything again, `--resume` only
-    what the first run had not finished (the first pair is graded once in all)."""
+@pytest.mark.parametrize("everything", [True, False], ids=["all", "rerun"])
+def test_grading_killed_half_way_loses_nothing_and_a_rerun_completes(tmp_path, everything):
+    """Killed after the first pair: nothing is lost; a rerun grades only what the first run had not finished
+    (the first pair is graded once in all), `--all` everything again."""
     students = ["alice", "bob", "carol"]
     course = fixture_course(tmp_path / "course", students)
     before = digest(course.submitted)
@@ -111,7 +111,7 @@ def test_grading_killed_half_way_loses_nothing_and_a_rerun_completes(tmp_path, r
     assert digest(course.submitted) == before
     done = [s for s in students if f"######## {s}/" in (course.autograded / "grading.log").read_text()]
     assert len(done) >= 1
-    second = run_grading(course, resume)
+    second = run_grading(course, everything)
     out, _ = second.communicate(timeout=600)
     assert second.returncode == 0, out
     assert not [f for f in abandoned if f.exists()]  # the killed run's sandboxes were swept
@@ -120,8 +120,8 @@ def test_grading_killed_half_way_loses_nothing_and_a_rerun_completes(tmp_path, r
     assert digest(course.submitted) == before
     assert list((course.root / "gradebook_backups").glob("gradebook-*.db"))  # the rerun backed up the first's
     log = (course.autograded / "grading.log").read_text()
-    if resume:
-        assert f"resuming: {len(done)} already graded" in out
+    if not everything:
+        assert f"unchanged since graded, kept: {len(done)}" in out
         assert all(log.count(f"######## {s}/") == 1 for s in students), log.count("########")
         assert (course.root / "grades.csv").read_text().count("\n") == len(students) + 1
     else:

@@ -71,7 +71,7 @@ def test_submission_times_from_nbgrader_or_the_uploads_csv(tmp_path):
     uploads.write_text(
         "student_id,unit,timestamp\nalice,06_flash_attention_pytorch,2026-03-07T08:00:00+08:00\n"
     )
-    read = semester.read_timestamps(uploads)
+    read = semester.read_timestamps(uploads, COURSE)
     assert semester.submission_time(course, "alice", folder.name, read) == dt.datetime(
         2026, 3, 7, tzinfo=dt.UTC
     )
@@ -234,3 +234,178 @@ def test_feedback_only_writes_feedback_and_never_the_gradebook(tmp_path):
         "softmax.html",
     ]
     assert (preview / "grades_preview.csv").read_text().startswith("student_id,unit,score")
+
+
+# ---- every setting checked before any grading (issue 32) ----------------------------------------------------
+
+
+def write_semester(tmp_path, text: str) -> Path:
+    path = tmp_path / "semester.toml"
+    path.write_text(text.lstrip("\n"))
+    return path
+
+
+def setting_error(path: Path, course: Course = COURSE) -> str:
+    with pytest.raises(semester.SettingError) as caught:
+        semester.load_policy(path, course)
+    message = str(caught.value)
+    assert str(path) in message and " / " in message  # the file, in both languages
+    return message
+
+
+def test_an_iana_time_zone_keeps_daylight_saving_right(tmp_path):
+    path = write_semester(
+        tmp_path,
+        """
+timezone = "Europe/Berlin"
+[due]
+"01" = 2026-03-06T23:59:00
+"06_flash_attention_pytorch" = 2026-04-10T23:59:00
+""",
+    )
+    policy = semester.load_policy(path, COURSE)
+    winter = policy.due_for("carol", "01_memory_bottleneck")
+    summer = policy.due_for("carol", "06_flash_attention_pytorch")
+    assert winter.utcoffset() == dt.timedelta(hours=1) and summer.utcoffset() == dt.timedelta(hours=2)
+    assert summer.astimezone(dt.UTC) == dt.datetime(2026, 4, 10, 21, 59, tzinfo=dt.UTC)
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "named"),
+    [
+        ('timezone = "Europe/Berln"\n', 1, "Europe/Berlin"),
+        ('timezone = "+8"\n', 1, "+08:00"),
+        ("[late]\ngrace_minutes = 5\npenalty_per_day = 10\n", 3, "0.10"),
+        ("[late]\nmax_penalty = 1.5\n", 2, "max_penalty"),
+        ("[late]\ngrace_minutes = -5\n", 2, "grace_minutes"),
+        ("[late]\npenalty_per_dya = 0.1\n", 2, "penalty_per_day"),
+        ('timezone = "UTC"\n\n[due]\n"11" = 2026-03-06T23:59:00\n', 4, "01_memory_bottleneck"),
+        ('[due]\n"06" = 2026-03-06T23:59:00\n"06_flash_attention_pytorch" = 2026-03-07T23:59:00\n', 3, "06"),
+        ('[due]\n"06" = "next friday"\n', 2, "2026-03-06T23:59:00"),
+        ('[due]\n"06" = 2026-03-06T23:59:00\n[extensions.alice]\n"07" = 2\n', 4, "no due date"),
+        ('[due]\n"06" = 2026-03-06T23:59:00\n[extensions.alice]\n"06" = -1\n', 4, "days"),
+        ("[late]\npenalty_per_day = 0.1\nwrong line\n", 3, "course/semester.py"),
+    ],
+    ids=[
+        "unknown-zone",
+        "offset-without-minutes",
+        "penalty-over-1",
+        "cap-over-1",
+        "negative-grace",
+        "misspelt-key",
+        "unknown-unit",
+        "unit-twice",
+        "not-a-time",
+        "days-without-due-date",
+        "negative-days",
+        "toml-syntax",
+    ],
+)
+def test_each_bad_setting_names_the_file_the_line_and_the_fix(tmp_path, text, line, named):
+    message = setting_error(write_semester(tmp_path, text))
+    assert f"line {line}" in message and named in message, message
+
+
+def test_the_timestamps_csv_is_checked_and_reads_units_in_both_forms(tmp_path):
+    berlin = semester.parse_zone("Europe/Berlin")
+    path = tmp_path / "times.csv"
+    path.write_text("student,unit,time\nalice,06,2026-03-06T12:00:00\n")
+    with pytest.raises(semester.SettingError, match="line 1") as caught:
+        semester.read_timestamps(path, COURSE, berlin)
+    assert str(path) in str(caught.value) and "student_id,unit,timestamp" in str(caught.value)
+    path.write_text("student_id,unit,timestamp\nalice,06,2026-03-06T12:00:00\nbob,11,2026-03-06T12:00:00\n")
+    with pytest.raises(semester.SettingError, match="line 3"):
+        semester.read_timestamps(path, COURSE, berlin)
+    path.write_text(
+        "student_id,unit,timestamp\nalice,06,2026-03-06T12:00:00\n"
+        "bob,07_triton_basics,2026-03-06T12:00:00+08:00\n"
+    )
+    times = semester.read_timestamps(path, COURSE, berlin)
+    assert times == {  # "06" is unit 06 (never silently ignored); no offset: the semester's zone
+        ("alice", "06_flash_attention_pytorch"): dt.datetime(2026, 3, 6, 11, 0, tzinfo=dt.UTC),
+        ("bob", "07_triton_basics"): dt.datetime(2026, 3, 6, 4, 0, tzinfo=dt.UTC),
+    }
+
+
+def test_a_timestamp_without_an_offset_is_in_the_semesters_zone(tmp_path):
+    course = Course(tmp_path, COURSE.wrong)
+    folder = course.submitted / "alice" / "06_flash_attention_pytorch"
+    folder.mkdir(parents=True)
+    (folder / "timestamp.txt").write_text("2026-07-01 12:00:00")
+    when = semester.submission_time(course, "alice", folder.name, {}, semester.parse_zone("Europe/Berlin"))
+    assert when == dt.datetime(2026, 7, 1, 10, 0, tzinfo=dt.UTC)
+
+
+def test_the_roster_header_and_ids_are_checked(tmp_path):
+    from course import lms
+
+    roster = tmp_path / "roster.csv"
+    roster.write_text("id,name\nalice,Alice\n")
+    with pytest.raises(semester.SettingError, match="line 1") as caught:
+        lms.read_roster(roster)
+    assert str(roster) in str(caught.value) and "student_id" in str(caught.value)
+    roster.write_text("student_id,name,sis_login\nalice,Alice,ali\n")
+    with pytest.raises(semester.SettingError, match="sis_login_id"):
+        lms.read_roster(roster)
+    roster.write_text("student_id,name\nalice,Alice\nbob,Bob\nalice,Alice Li\n")
+    with pytest.raises(semester.SettingError, match="line 4"):
+        lms.read_roster(roster)
+
+
+def test_a_bad_setting_stops_grading_before_anything_is_placed(tmp_path, monkeypatch):
+    course = Course(tmp_path / "course", COURSE.wrong)
+    shutil.copytree(COURSE.source / "01_memory_bottleneck", course.source / "01_memory_bottleneck")
+    upload = tmp_path / "class" / "alice" / "01_memory_bottleneck"
+    upload.mkdir(parents=True)
+    shutil.copy(COURSE.release / "01_memory_bottleneck" / "memory_bottleneck.ipynb", upload)
+    write_semester(course.root, "[late]\npenalty_per_day = 10\n")
+    with pytest.raises(semester.SettingError, match="line 2"):
+        grade.grade(course, tmp_path / "class")
+    assert not course.submitted.exists() and not course.gradebook.exists()
+
+
+def test_course_check_validates_the_semester_file_and_the_roster(tmp_path, monkeypatch, capsys):
+    from course import cli
+
+    course = Course(tmp_path, COURSE.wrong)
+    monkeypatch.setattr(cli, "_course", lambda: course)
+    monkeypatch.delenv("FLASH_COURSE_SEMESTER", raising=False)
+    write_semester(tmp_path, 'timezone = "Asia/Shanghai"\n[late]\npenalty_per_day = 0.1\n')
+    (tmp_path / "roster.csv").write_text("student_id,name\nalice,Alice\n")
+    assert cli.main(["check"]) == 0
+    assert "semester.toml" in capsys.readouterr().out
+    write_semester(tmp_path, 'timezone = "Mars/Olympus"\n')
+    (tmp_path / "roster.csv").write_text("student,name\nalice,Alice\n")
+    assert cli.main(["check"]) == 1
+    out = capsys.readouterr().out
+    assert "Mars/Olympus" in out and "line 1" in out and "roster.csv" in out and "student_id" in out
+
+
+def test_an_extension_granted_after_grading_needs_no_regrade(tmp_path, capsys):
+    """grades.csv keeps each submission's time; `course export` recomputes the late columns from semester.toml
+    as it is now."""
+    from course import lms
+
+    course = Course(tmp_path, COURSE.wrong)
+    course.source.symlink_to(COURSE.source)
+    unit = "06_flash_attention_pytorch"
+    policy_text = (
+        'timezone = "Europe/Berlin"\n[late]\npenalty_per_day = 0.25\n[due]\n"06" = 2026-03-06T23:59:00\n'
+    )
+    write_semester(tmp_path, policy_text)
+    when = dt.datetime(2026, 3, 7, 12, 0, tzinfo=dt.UTC)  # a day late: 25 %
+    columns = grade.grade_columns(
+        semester.load_policy(tmp_path / "semester.toml", course), {("bob", unit): when}, {}
+    )
+    grade.write_csv([grade.Row("bob", unit, 20, 8)], tmp_path / "grades.csv", columns)
+
+    def line() -> dict:
+        with (tmp_path / "grades.csv").open(newline="") as f:
+            (found,) = csv.DictReader(f)
+        return found
+
+    assert (line()["penalty_rate"], line()["final_score"]) == ("0.25", "6")
+    write_semester(tmp_path, policy_text + '[extensions.bob]\n"06" = 2\n')
+    lms.export(course, None, None, None, "idnumber")
+    assert (line()["late"], line()["penalty_rate"], line()["final_score"]) == ("", "0", "8")
+    assert line()["submitted_at"] == when.isoformat(timespec="seconds")
