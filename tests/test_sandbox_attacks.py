@@ -1,0 +1,879 @@
+"""A hostile student against the sandbox, the judge's end of the child and the notebook's kernel.
+
+Each test is one attack through the real sandbox (`sandbox.command`, `Child`, `SandboxedKernelManager`). A test
+that passes is an attack that failed (a regression test); an attack that still works is marked
+`xfail(strict=True, reason="HOLE: ...")`, so fixing the hole turns it into an unexpected pass.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import pty
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import termios
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from course import ROOT
+from course.judge import sandbox
+from course.judge.child import CallFailed, Child
+
+pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the sandbox needs Linux namespaces")
+ISOLATING = [m for m in sandbox.MECHANISMS if m != "none"]
+AS_ROOT = pytest.mark.skipif(os.geteuid() != 0, reason="the grader runs as root (a uid per grading)")
+MIB = 1 << 20
+
+
+def hole(reason: str):
+    return pytest.mark.xfail(strict=True, reason=f"HOLE: {reason}")
+
+
+def only_for(mechanism: str, reason: str):
+    """`mechanism` as a parameter whose attack still works."""
+    return pytest.param(mechanism, marks=hole(reason))
+
+
+def sandboxed(mechanism: str, code: str, *args: str, work: Path | None = None, **options) -> object:
+    """What `code` (run in the sandbox) printed as JSON on its last line."""
+    own = work is None
+    work = work or sandbox.workspace()
+    try:
+        argv, env = sandbox.command(
+            [sys.executable, "-c", textwrap.dedent(code), *args], work, mechanism, **options
+        )
+        done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr[-2000:]
+        return json.loads(done.stdout.strip().splitlines()[-1])
+    finally:
+        if own:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def running(mechanism: str, code: str, *args: str):
+    """A sandboxed process of another grading, started as the judge starts a child, once it printed "ready"."""
+    work = sandbox.workspace()
+    argv, env = sandbox.command([sys.executable, "-c", textwrap.dedent(code), *args], work, mechanism)
+    process = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        assert process.stdout.readline().strip() == "ready"
+        yield process
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def live_processes_of(uid: int) -> list[int]:
+    found = []
+    for name in filter(str.isdigit, os.listdir("/proc")):
+        with contextlib.suppress(OSError):
+            fields = dict(
+                line.split(":", 1) for line in Path(f"/proc/{name}/status").read_text().splitlines()
+            )
+            if int(fields["Uid"].split()[0]) == uid and not fields["State"].strip().startswith("Z"):
+                found.append(int(name))
+    return found
+
+
+# ---------------------------------------------------------------- (a) reading the host, (f) the secret, (g) environment
+
+
+@pytest.fixture
+def planted(monkeypatch):
+    """A token in files all over the host (where an instructor might keep a salt) and in the grader's environment."""
+    token = f"flash-secret-{secrets.token_hex(8)}"
+    paths = [
+        Path(p) / f"flash-attack-{secrets.token_hex(4)}"
+        for p in ("/opt", "/srv", "/root", "/var/lib", "/etc")
+    ]
+    if os.geteuid() != 0:
+        pytest.skip("plants files in system folders")
+    for path in paths:
+        path.mkdir(parents=True)
+        (path / "salt").write_text(token)
+        (path / "salt").chmod(0o644)
+    monkeypatch.setenv("FLASH_COURSE_TEST_SALT", token)
+    yield token, [path / "salt" for path in paths]
+    for path in paths:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+SEARCH = """
+import json, os, sys
+token, paths = sys.argv[1], sys.argv[2:]
+skip = ("/proc", "/sys", "/dev", "/usr", sys.prefix, sys.base_prefix)
+found = [p for p in paths if os.path.exists(p)]
+found += [f"env {k}" for k, v in os.environ.items() if token in v]
+for folder, subfolders, files in os.walk("/"):
+    subfolders[:] = [d for d in subfolders if not os.path.join(folder, d).startswith(skip)]
+    for name in files:
+        path = os.path.join(folder, name)
+        try:
+            if os.path.isfile(path) and os.path.getsize(path) < 1 << 20 and token in open(path, errors="ignore").read():
+                found.append(path)
+        except OSError:
+            pass
+print(json.dumps(found))
+"""
+
+
+def test_no_planted_secret_is_anywhere_in_the_allow_list_sandbox(planted):
+    token, paths = planted
+    salt = ROOT / ".grading_salt"  # never created here: only its path is probed
+    assert sandboxed("bubblewrap", SEARCH, token, *map(str, paths), str(salt)) == []
+
+
+PROCESSES = """
+import ctypes, json, os, sys
+judge = int(sys.argv[1])
+libc = ctypes.CDLL(None, use_errno=True)
+others = []
+for pid in filter(str.isdigit, os.listdir("/proc")):
+    try:
+        uid = os.stat(f"/proc/{pid}").st_uid
+    except OSError:
+        continue
+    if uid != os.getuid():
+        others.append(pid)
+traced = libc.ptrace(16, judge, None, None)  # PTRACE_ATTACH
+try:
+    os.kill(judge, 0)
+    signalled = True
+except OSError:
+    signalled = False
+try:
+    environ = open(f"/proc/{judge}/environ", "rb").read()[:10].decode(errors="replace")
+except OSError:
+    environ = None
+print(json.dumps({"others": others, "traced": traced == 0, "signalled": signalled, "environ": environ}))
+"""
+
+
+@pytest.mark.parametrize("mechanism", ISOLATING)
+def test_no_other_process_can_be_seen_traced_or_read(mechanism):
+    seen = sandboxed(mechanism, PROCESSES, str(os.getpid()))
+    assert seen == {"others": [], "traced": False, "signalled": False, "environ": None}
+
+
+ENVIRONMENT = """
+import os, sys
+
+
+def probe():
+    fds = {}
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            fds[fd] = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            pass
+    try:
+        open("/dev/tty").close()
+        tty = "opened"
+    except OSError as error:
+        tty = error.strerror
+    return {"env": dict(os.environ), "fds": fds, "ttys": [os.isatty(i) for i in range(3)], "tty": tty}
+"""
+
+
+def test_the_childs_environment_and_descriptors_hold_nothing_of_the_judge(monkeypatch):
+    token = secrets.token_hex(8)
+    monkeypatch.setenv("FLASH_COURSE_TEST_SALT", token)
+    child = Child(ENVIRONMENT, {}, "bubblewrap")
+    try:
+        seen = child.call("probe", timeout=120).result
+        expected = {*sandbox.child_env(child.work, child.work / "home"), *sandbox.PASSED_ENV, "PWD"}
+    finally:
+        child.close()
+    assert set(seen["env"]) <= expected and token not in json.dumps(seen["env"])
+    outside = {
+        fd: target
+        for fd, target in seen["fds"].items()
+        if target.startswith("/") and not target.startswith((str(child.work), "/dev/", "/proc/"))
+    }
+    assert outside == {}  # no descriptor of a host file or folder the judge had open
+    assert (
+        list(seen["ttys"]) == [False, False, False] and seen["tty"] != "opened"
+    )  # (h) no terminal to inject into
+
+
+@hole(
+    "(j, information only) the sandbox shows host paths: /proc/self/mountinfo and sys.prefix name the course root "
+    "(the venv is bound at its host path inside it), the grader's home (/root/.pyenv) and the job's scratch folder"
+)
+def test_no_host_path_shows_in_the_sandbox():
+    shown = sandboxed(
+        "bubblewrap",
+        """
+        import json
+        print(json.dumps(open("/proc/self/mountinfo").read()))
+        """,
+    )
+    assert str(ROOT) not in shown and str(Path.home()) not in shown
+
+
+@hole(
+    "(j, information only, GPU hosts) with a GPU the whole host /sys is bound read-only: /sys/class/net lists the "
+    "host's network interfaces (the sandbox has its own network namespace with lo only), /sys/fs/cgroup the host's "
+    "cgroups; bind only /sys/bus/pci, /sys/dev/char and /sys/devices the CUDA driver reads"
+)
+def test_the_gpu_sandbox_shows_no_host_network_in_sys(monkeypatch):
+    monkeypatch.setattr(sandbox, "gpu_devices", lambda: [Path("/dev/null")])  # as on a GPU host
+    seen = sandboxed(
+        "bubblewrap",
+        """
+        import json, os
+        print(json.dumps(sorted(os.listdir("/sys/class/net"))))
+        """,
+    )
+    assert seen == ["lo"]
+
+
+# ---------------------------------------------------------------- (b) writing outside the sandbox's own folders
+
+
+WRITES = """
+import json, os, sys
+work = os.getcwd()
+targets = [
+    "/flash-attack", "/etc/flash-attack", "/usr/flash-attack", os.path.join(sys.prefix, "flash-attack"),
+    os.path.join(sys.base_prefix, "flash-attack"), os.path.join(work, "flash-attack"), os.path.join(work, "in"),
+]
+appended = [os.path.join(work, "utils", "__init__.py"), os.path.join(work, "passwd"), "/etc/passwd"]
+written = []
+for path in targets:
+    try:
+        os.makedirs(path) if path.endswith("/in") else open(path, "x").close()
+        written.append(path)
+    except OSError:
+        pass
+for path in appended:
+    try:
+        open(path, "a").close()
+        written.append(path)
+    except OSError:
+        pass
+print(json.dumps(written))
+"""
+
+
+@pytest.mark.parametrize("mechanism", ISOLATING)
+def test_nothing_outside_the_writable_folders_can_be_written(mechanism):
+    assert sandboxed(mechanism, WRITES) == []
+
+
+@AS_ROOT
+@pytest.mark.parametrize("mechanism", ISOLATING)
+def test_the_triton_cache_of_another_grading_is_out_of_reach(mechanism):
+    mine, theirs = sandbox.new_owner(), sandbox.new_owner()
+    own_cache, other_cache = (
+        sandbox.shared_folder("course-triton-", mine),
+        sandbox.shared_folder("course-triton-", theirs),
+    )
+    (other_cache / "kernel.so").write_bytes(b"compiled")
+    work = sandbox.workspace(owner=mine)
+    try:
+        seen = sandboxed(
+            mechanism,
+            """
+            import json, os, sys
+            own, other = sys.argv[1], sys.argv[2]
+            open(os.path.join(own, "mine"), "w").close()
+            try:
+                open(os.path.join(other, "kernel.so"), "ab").close()
+                reached = True
+            except OSError:
+                reached = False
+            print(json.dumps({"listed": os.path.exists(other) and os.listdir(other), "reached": reached}))
+            """,
+            str(own_cache),
+            str(other_cache),
+            work=work,
+            triton_cache=own_cache,
+        )
+    finally:
+        for folder in (own_cache, other_cache, work):
+            shutil.rmtree(folder, ignore_errors=True)
+    assert seen == {"listed": False, "reached": False}
+
+
+# ---------------------------------------------------------------- (c) reaching another student's grading
+
+
+ABSTRACT = """
+import json, socket, sys
+try:
+    socket.socket(socket.AF_UNIX).connect(sys.argv[1].replace("@", "\\0", 1))
+    print(json.dumps("connected"))
+except OSError:
+    print(json.dumps("refused"))
+"""
+LISTENER = """
+import socket, sys, time
+server = socket.socket(socket.AF_UNIX)
+server.bind(sys.argv[1].replace("@", "\\0", 1))
+server.listen()
+print("ready", flush=True)
+time.sleep(60)
+"""
+
+
+@pytest.mark.parametrize("mechanism", ISOLATING)
+def test_abstract_unix_sockets_reach_neither_the_host_nor_another_grading(mechanism):
+    host_name, their_name = (f"@flash-attack-{secrets.token_hex(6)}" for _ in range(2))
+    host = socket.socket(socket.AF_UNIX)
+    host.bind(host_name.replace("@", "\0", 1))
+    host.listen()
+    try:
+        with running(mechanism, LISTENER, their_name):
+            seen = [sandboxed(mechanism, ABSTRACT, name) for name in (host_name, their_name)]
+    finally:
+        host.close()
+    assert seen == ["refused", "refused"]
+
+
+MESSAGE_QUEUE = """
+import ctypes, json, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+name = sys.argv[1].encode()
+if sys.argv[2] == "write":
+    made = libc.mq_open(name, os.O_CREAT | os.O_RDWR, 0o666, None)
+    print(json.dumps(made >= 0))
+else:
+    print(json.dumps(libc.mq_open(name, os.O_RDWR) >= 0))
+"""
+
+
+@pytest.mark.parametrize("mechanism", ISOLATING)
+def test_posix_message_queues_do_not_outlive_a_grading(mechanism):
+    name = f"/flash-attack-{secrets.token_hex(6)}"
+    assert sandboxed(mechanism, MESSAGE_QUEUE, name, "write") is True
+    assert sandboxed(mechanism, MESSAGE_QUEUE, name, "read") is False
+
+
+LEFT_BEHIND = """
+import json, os, sys
+written = []
+for folder in sys.argv[2:]:
+    try:
+        open(os.path.join(folder, sys.argv[1]), "x").close()
+        written.append(folder)
+    except OSError:
+        pass
+print(json.dumps(written))
+"""
+SHARED_FOLDERS = (
+    "/tmp",
+    "/var/tmp",
+    "/dev/shm",
+    "/run/lock",
+    "/var/lock",
+    "/dev/mqueue",
+    "/var/crash",
+    "/run/shm",
+)
+
+
+@pytest.mark.parametrize(
+    "mechanism",
+    [
+        "bubblewrap",
+        only_for(
+            "namespaces",
+            "(c, fallback only) the deny-list leaves the host's other world-writable folders in place: a file a student "
+            "writes to /run/lock stays on the host for the next student (and for any host process). Fix: cover every "
+            "world-writable folder (find / -xdev -perm -0002 -type d), or /run and /var whole, with a tmpfs in "
+            "enter.py's hide list",
+        ),
+    ],
+)
+def test_no_world_writable_host_folder_keeps_a_file_for_the_next_student(mechanism):
+    name = f"flash-attack-{secrets.token_hex(6)}"
+    try:
+        sandboxed(mechanism, LEFT_BEHIND, name, *SHARED_FOLDERS)
+        kept = [folder for folder in SHARED_FOLDERS if Path(folder, name).exists()]
+    finally:
+        for folder in SHARED_FOLDERS:
+            with contextlib.suppress(OSError):
+                Path(folder, name).unlink()
+    assert kept == []
+
+
+KILLER = """
+import json, os, signal, sys
+try:
+    os.kill(-1, signal.SIGKILL)  # every process this uid may signal
+except OSError:
+    pass
+try:
+    os.kill(int(sys.argv[1]), signal.SIGKILL)
+    killed = True
+except OSError:
+    killed = False
+print(json.dumps(killed))
+"""
+SLEEPER = """
+import time
+print("ready", flush=True)
+time.sleep(60)
+"""
+
+
+@pytest.mark.parametrize("mechanism", ISOLATING)
+def test_signals_cannot_reach_another_grading(mechanism):
+    with running(mechanism, SLEEPER) as victim:
+        assert sandboxed(mechanism, KILLER, str(victim.pid)) is False
+        time.sleep(0.2)
+        assert victim.poll() is None
+
+
+@AS_ROOT
+@pytest.mark.parametrize(
+    "mechanism",
+    [
+        only_for(
+            m,
+            "(c/e) a child (or the notebook's kernel) that calls os.setsid() survives its grading: Child.stop's killpg "
+            "misses its new process group, and --die-with-parent (bwrap) / --kill-child (unshare) set a parent-death "
+            "signal that setpriv's (enter.py's) uid change clears (prctl(2)); the sandbox's pid 1 lives on, reparented "
+            "to the host's init, keeping GPU memory and CPU (6 h) while other students are graded; so does "
+            "every kernel whose grader was killed. Fix: setpriv --pdeathsig=KILL "
+            "(and prctl(PR_SET_PDEATHSIG) after setuid in enter.py), and on stop kill every process of the grading's "
+            "uid (a fresh uid: kill(-1) as that uid) or use a cgroup (cgroup.kill)",
+        )
+        for m in ISOLATING
+    ],
+)
+def test_a_child_that_leaves_its_session_dies_with_its_grading(mechanism):
+    escape = "import os, threading, time\n\ndef escape():\n    os.setsid()\n"
+    escape += "    threading.Thread(target=time.sleep, args=(60,)).start()  # outlives the judge's pipe\n"
+    escape += "    return os.getpid()\n"
+    child = Child(escape, {}, mechanism)
+    owner = sandbox.owner_of(child.work)
+    try:
+        assert child.call("escape", timeout=120).result == 1  # the sandbox's pid 1
+    finally:
+        child.close()
+    time.sleep(0.5)
+    left = live_processes_of(owner)
+    for pid in left:  # the processes this test started
+        os.kill(pid, signal.SIGKILL)
+    assert left == []
+
+
+# ---------------------------------------------------------------- (d) making the judge read or follow what the child made
+
+
+FORGED_ANSWER = """
+import json, os, socket, sys, time
+
+
+def forge(kind):
+    work, reply = sys.argv[1], int(sys.argv[2])
+    call = max(int(n) for n in os.listdir(os.path.join(work, "in")) if n.isdigit())
+    out = os.path.join(work, "out")
+    answer, header, data = (os.path.join(out, f"{call}{suffix}") for suffix in (".answer", ".json", ""))
+    plain = {"ok": True, "result": {"tensor": "t0"}}
+    tensors = {"t0": {"dtype": "float32", "shape": [1], "offset": 0, "bytes": 4}}
+    if kind == "directory":
+        os.mkdir(answer)
+    elif kind == "socket":
+        socket.socket(socket.AF_UNIX).bind(answer)
+    elif kind == "hardlink":
+        open(os.path.join(out, "twin"), "w").write(json.dumps(plain))
+        os.link(os.path.join(out, "twin"), answer)
+    elif kind == "deep":
+        open(answer, "w").write("[" * 200000 + "]" * 200000)
+    elif kind == "digits":
+        open(answer, "w").write('{"ok": true, "result": {"value": 1}, "peak_memory_bytes": 1' + "0" * 5000 + "}")
+    elif kind == "huge_shape":
+        tensors = {"t0": {"dtype": "float32", "shape": [0, 2**70], "offset": 0, "bytes": 0}}
+    elif kind == "huge_header":
+        tensors = {f"t{i}": tensors["t0"] for i in range(60000)}
+    if not os.path.exists(answer):
+        open(answer, "w").write(json.dumps(plain))
+    open(header, "w").write(json.dumps(tensors))
+    open(data, "wb").write(bytes(4))
+    os.write(reply, f"{call}\\n".encode())  # answered: the judge reads now, while this call never returns
+    time.sleep(120)
+"""
+
+
+@pytest.mark.parametrize(
+    "kind", ["directory", "socket", "hardlink", "deep", "digits", "huge_shape", "huge_header"]
+)
+def test_the_judge_refuses_odd_answer_files(kind):
+    child = Child(FORGED_ANSWER, {}, "bubblewrap")
+    try:
+        with pytest.raises(CallFailed, match="unreadable"):
+            child.call("forge", kind, timeout=120)
+    finally:
+        child.close()
+
+
+FLOOD = """
+import os, sys
+
+
+def flood(lines):
+    reply = int(sys.argv[2])
+    junk = b"".join(b"x%d\\n" % i for i in range(lines)) if lines else b"x" * (4 << 20)
+    with os.fdopen(reply, "wb", closefd=False) as pipe:
+        pipe.write(junk)
+    return 1
+"""
+
+
+@hole(
+    "(d) the judge keeps whatever the child writes on the reply pipe: every distinct line stays in Child.answered "
+    "and text without a newline grows Child.pending (copied whole at each 4 KiB read, quadratic time), so a child "
+    "that streams lines for a cell's timeout fills the root judge's memory (GBs) and burns its CPU. Fix: accept "
+    "only the decimal id of the pending call (drop or count other lines, fail the call after a few), keep only the "
+    "last partial line and cap it (e.g. 64 bytes)"
+)
+@pytest.mark.parametrize("lines", [500_000, 0], ids=["distinct-lines", "no-newline"])
+def test_the_judge_keeps_nothing_the_child_floods_the_reply_pipe_with(lines):
+    child = Child(FLOOD, {}, "bubblewrap")
+    try:
+        with contextlib.suppress(CallFailed):
+            child.call("flood", lines, timeout=20 if lines else 10)
+        kept = sum(map(len, child.answered)) + len(child.pending)
+    finally:
+        child.close()
+    assert kept < 64 << 10  # bytes the judge holds
+
+
+def test_the_child_cannot_rewrite_its_log():
+    child = Child(
+        "import os\n\ndef truncate():\n    try:\n        os.open('/proc/self/fd/1', os.O_WRONLY | os.O_TRUNC)\n"
+        "        return 'truncated'\n    except OSError as error:\n        return error.strerror\n",
+        {},
+        "bubblewrap",
+    )
+    try:
+        assert child.call("truncate", timeout=120).result != "truncated"
+    finally:
+        child.close()
+
+
+# ---------------------------------------------------------------- (e) limits
+
+
+FILL = """
+import json, os, sys
+size, folders = int(sys.argv[1]), sys.argv[2:]
+made = 0
+for i, folder in enumerate(folders):
+    try:
+        fd = os.open(os.path.join(folder, f"fill-{i}"), os.O_WRONLY | os.O_CREAT, 0o600)
+        os.posix_fallocate(fd, 0, size)
+        os.close(fd)
+        made += size
+    except OSError:
+        pass
+print(json.dumps(made))
+"""
+
+
+@pytest.mark.parametrize("mechanism", ISOLATING)
+def test_the_private_tmp_and_shared_memory_are_bounded(mechanism):
+    assert sandboxed(mechanism, FILL, str(sandbox.TMPFS_BYTES + MIB), "/tmp", "/dev/shm") == 0
+
+
+@hole(
+    "(e) home/ and out/ are bind mounts of the host's disk with no size bound (only RLIMIT_FSIZE per file, 4 GiB, "
+    "times 4096 open files, and inodes without limit), and the child's stdout goes to the judge's child.log on the "
+    "same disk: one submission can fill the grader's disk (gradebook, other students' outputs). Fix: a size-bounded "
+    "filesystem for them, e.g. a tmpfs (size=) mounted by the root grader on work/home and work/out (the judge still "
+    "reads out/ through its descriptor), or a per-uid disk quota; the child's stdout through a pipe the judge drains "
+    "up to a cap"
+)
+def test_the_working_copy_cannot_take_more_disk_than_its_budget():
+    work = sandbox.workspace()
+    try:
+        part = 512 * MIB
+        folders = [str(work / "home"), str(work / "home"), str(work / "out")]
+        taken = sandboxed("bubblewrap", FILL, str(part), *folders, work=work)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    assert taken <= sandbox.TMPFS_BYTES
+
+
+@hole(
+    "(e) memory has no bound of the sandbox as a whole: a memfd (or a tmpfs mounted in a user namespace the student "
+    "may create) takes host RAM past the 1 GiB cap of /dev/shm and outside RLIMIT_AS (not set on a GPU at all); "
+    "nofile x fsize allows TiBs, and the OOM killer may pick the judge or another grading. Fix: a memory cgroup per "
+    "grading (systemd-run --scope -p MemoryMax=..., or a delegated cgroup v2 subtree with memory.max)"
+)
+def test_the_sandbox_cannot_hold_more_shared_memory_than_its_budget():
+    taken = sandboxed(
+        "bubblewrap",
+        """
+        import json, os
+        fd = os.memfd_create("flash-attack")
+        try:
+            os.posix_fallocate(fd, 0, int(1.5 * (1 << 30)))
+            print(json.dumps(os.fstat(fd).st_size))
+        except OSError:
+            print(json.dumps(0))
+        """,
+    )
+    assert taken <= sandbox.TMPFS_BYTES
+
+
+@AS_ROOT
+def test_threads_and_processes_are_bounded():
+    started = sandboxed(
+        "bubblewrap",
+        """
+        import json, threading
+        threading.stack_size(1 << 16)
+        stop, started = threading.Event(), 0
+        try:
+            while started < 100_000:
+                threading.Thread(target=stop.wait, daemon=True).start()
+                started += 1
+        except RuntimeError:
+            pass
+        stop.set()
+        print(json.dumps(started))
+        """,
+    )
+    assert started < sandbox.LIMITS["nproc"]
+
+
+RAISE = """
+import json, os, resource
+raised = []
+for name in ("RLIMIT_FSIZE", "RLIMIT_NOFILE", "RLIMIT_NPROC", "RLIMIT_CPU", "RLIMIT_CORE", "RLIMIT_AS"):
+    limit = getattr(resource, name)
+    soft, hard = resource.getrlimit(limit)
+    if hard == resource.RLIM_INFINITY:
+        continue
+    try:
+        resource.setrlimit(limit, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
+        raised.append(name)
+    except (ValueError, OSError):
+        pass
+status = dict(line.split(":", 1) for line in open("/proc/self/status").read().splitlines())
+try:
+    os.setuid(0)
+    raised.append("uid 0")
+except OSError:
+    pass
+caps = {k: int(status[k], 16) for k in ("CapPrm", "CapEff", "CapAmb")}
+print(json.dumps({"raised": raised, "caps": caps, "no_new_privs": status["NoNewPrivs"].strip()}))
+"""
+
+
+@pytest.mark.parametrize("mechanism", ISOLATING)
+def test_limits_cannot_be_raised_and_no_privilege_is_left(mechanism):
+    seen = sandboxed(mechanism, RAISE)
+    assert seen == {"raised": [], "caps": {"CapPrm": 0, "CapEff": 0, "CapAmb": 0}, "no_new_privs": "1"}
+
+
+# ---------------------------------------------------------------- the notebook's kernel (d, g, h)
+
+
+KERNEL_PROBE = """
+import fcntl, json, os, termios
+work = {work!r}
+seen = {{"read": [], "tiocsti": [], "echo_off": [], "env": dict(os.environ)}}
+for fd in os.listdir("/proc/self/fd"):
+    try:
+        target = os.readlink(f"/proc/self/fd/{{fd}}")
+    except OSError:
+        continue
+    if not target.startswith("/") or target.startswith((work, "/dev/null", "/proc/")):
+        continue
+    try:
+        again = os.open(f"/proc/self/fd/{{fd}}", os.O_RDONLY | os.O_NONBLOCK)
+        seen["read"].append(os.read(again, 4096).decode())
+        os.close(again)
+    except OSError:
+        pass
+    try:
+        fcntl.ioctl(int(fd), termios.TIOCSTI, b"!")
+        seen["tiocsti"].append(fd)
+    except OSError:
+        pass
+    try:
+        mode = termios.tcgetattr(int(fd))
+        mode[3] &= ~termios.ECHO
+        termios.tcsetattr(int(fd), termios.TCSANOW, mode)
+        seen["echo_off"].append(fd)
+    except (OSError, termios.error):
+        pass
+    try:
+        os.write(int(fd), b"\\x1b]0;FORGED-BY-STUDENT\\x07 FORGED-BY-STUDENT\\n")
+    except OSError:
+        pass
+print(json.dumps(seen))
+"""
+
+
+async def kernel_run(km, code: str, timeout: float = 120) -> str:
+    client = km.client()
+    client.start_channels()
+    try:
+        await client.wait_for_ready(timeout=timeout)
+        printed = []
+
+        def keep(message):
+            if message["msg_type"] == "stream":
+                printed.append(message["content"]["text"])
+
+        await client.execute_interactive(code, output_hook=keep, timeout=timeout)
+        return "".join(printed)
+    finally:
+        client.stop_channels()
+
+
+@pytest.fixture(scope="module")
+def kernel_seen(tmp_path_factory):
+    """What a notebook's kernel reached of the grader, started with a terminal as the grader's stdout and a log
+    (holding a secret line) as its stderr, as a grader started from a shell or by `course grade` has."""
+    from course.judge.kernel import SandboxedKernelManager
+
+    folder = tmp_path_factory.mktemp("grader")
+    (folder / "notebook").mkdir()
+    log = folder / "grading.log"
+    log.write_text("GRADER-ONLY: earlier students' lines\n")
+    master, terminal = pty.openpty()
+
+    async def run() -> dict:
+        km = SandboxedKernelManager(kernel_name="python3")
+        saved = os.dup(1), os.dup(2)
+        logged = os.open(log, os.O_WRONLY | os.O_APPEND)
+        os.dup2(terminal, 1)
+        os.dup2(logged, 2)
+        try:
+            await km.start_kernel(cwd=str(folder / "notebook"))
+        finally:
+            os.dup2(saved[0], 1)
+            os.dup2(saved[1], 2)
+            for fd in (*saved, logged):
+                os.close(fd)
+        try:
+            printed = await kernel_run(km, KERNEL_PROBE.format(work=str(km.work)))
+        finally:
+            await km.shutdown_kernel(now=True)
+        return json.loads(printed.strip().splitlines()[-1])
+
+    try:
+        seen = asyncio.run(run())
+        os.set_blocking(master, False)
+        with contextlib.suppress(BlockingIOError):
+            seen["terminal"] = os.read(master, 1 << 16).decode(errors="replace")
+        seen["echo_on"] = bool(termios.tcgetattr(terminal)[3] & termios.ECHO)
+        seen["log"] = log.read_text()
+        return seen
+    finally:
+        os.close(master)
+        os.close(terminal)
+
+
+KERNEL_OUTPUT = (
+    "(d/h) the notebook's kernel inherits the grader's stdout and stderr (jupyter_client's launch_kernel passes "
+    "them through; ipykernel keeps them open as fds 40+): the job's grading.log under `course grade`, the terminal "
+    "under a hand-run nbgrader. Through them the kernel {what}. Fix: in SandboxedKernelManager._async_pre_start_kernel "
+    "give the kernel its own stdout/stderr (kw['stdout'] = kw['stderr'] = a file in its working copy, or DEVNULL)"
+)
+
+
+@hole(KERNEL_OUTPUT.format(what="reads the grader's log back (open('/proc/self/fd/N'), the log is 0644)"))
+def test_the_kernel_cannot_read_the_graders_log(kernel_seen):
+    assert not any("GRADER-ONLY" in text for text in kernel_seen["read"])
+
+
+@hole(
+    KERNEL_OUTPUT.format(
+        what="writes forged lines and escape sequences (up to RLIMIT_FSIZE, 4 GiB) into them"
+    )
+)
+def test_the_kernel_cannot_write_to_the_graders_log_or_terminal(kernel_seen):
+    assert "FORGED-BY-STUDENT" not in kernel_seen["log"] + kernel_seen.get("terminal", "")
+
+
+@hole(KERNEL_OUTPUT.format(what="changes the grader's terminal modes (tcsetattr: echo off)"))
+def test_the_kernel_cannot_change_the_graders_terminal(kernel_seen):
+    assert kernel_seen["echo_on"] and kernel_seen["echo_off"] == []
+
+
+def test_the_kernel_cannot_inject_keystrokes_into_the_graders_terminal(kernel_seen):
+    assert (
+        kernel_seen["tiocsti"] == []
+    )  # TIOCSTI needs the terminal as controlling tty (a new session has none)
+
+
+@hole(
+    "(g, information only) the kernel's environment holds JPY_PARENT_PID, the grader's host pid (launch_kernel adds "
+    "it after the sandbox chose the environment). Fix: drop it from the command (env -u) or let bwrap --unsetenv it"
+)
+def test_the_kernels_environment_holds_nothing_of_the_grader(kernel_seen):
+    assert set(kernel_seen["env"]) <= {
+        *sandbox.child_env(Path("/w"), Path("/w/home")),
+        *("CLICOLOR", "CLICOLOR_FORCE", "FORCE_COLOR", "GIT_PAGER", "MPLBACKEND", "PAGER", "PWD", "TERM"),
+        "PYDEVD_USE_FRAME_EVAL",
+    }
+
+
+@hole(
+    "(d) the kernel owns its ipc/ folder, where the root grader's client connects: it replaces its sockets by "
+    "symlinks to any host unix socket and exits; zmq reconnects as root through the links and sends its bytes "
+    "(and queued, signed requests) there. Fix: after the kernel bound them, move the sockets (rename) into a folder "
+    "only the grader can write and lstat them there (S_ISSOCK, owned by the sandbox's uid), and connect to those "
+    "paths"
+)
+def test_the_kernel_cannot_point_the_graders_client_at_a_host_socket(tmp_path):
+    from course.judge.kernel import SandboxedKernelManager
+
+    target, notebook = tmp_path / "host.sock", tmp_path / "notebook"
+    notebook.mkdir()
+    host = socket.socket(socket.AF_UNIX)
+    host.bind(str(target))
+    host.listen()
+    host.settimeout(15)
+
+    async def run() -> bool:
+        km = SandboxedKernelManager(kernel_name="python3")
+        await km.start_kernel(cwd=str(notebook))
+        client = km.client()  # the grader's client, as nbclient holds it
+        client.start_channels()
+        try:
+            await client.wait_for_ready(timeout=120)
+            ipc = str(km.work / "ipc")
+            client.execute(
+                f"import os\nfor name in os.listdir({ipc!r}):\n"
+                f"    os.unlink(os.path.join({ipc!r}, name))\n"
+                f"    os.symlink({str(target)!r}, os.path.join({ipc!r}, name))\n"
+                "os._exit(0)\n"
+            )
+            try:  # zmq reconnects to the kernel's paths
+                connection, _ = await asyncio.get_running_loop().run_in_executor(None, host.accept)
+                connection.close()
+                return True
+            except OSError:
+                return False
+        finally:
+            client.stop_channels()
+            with contextlib.suppress(Exception):
+                await km.shutdown_kernel(now=True)
+
+    try:
+        reached = asyncio.run(run())
+    finally:
+        host.close()
+    assert not reached
