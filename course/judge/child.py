@@ -31,6 +31,7 @@ ANSWER_LIMIT = 1 << 20  # bytes of one call's JSON answer (and of its tensors' h
 OUTPUT_BASE_LIMIT = 64 << 20  # bytes of one call's tensors, plus OUTPUT_PER_INPUT times the inputs' bytes
 OUTPUT_PER_INPUT = 16
 LOG_TAIL_BYTES = 1 << 16
+REPLY_LINE_LIMIT, REPLY_LINES_LIMIT = 64, 16  # bytes of a call id on the reply pipe; lines in one read
 
 
 class CallFailed(AssertionError):
@@ -155,6 +156,7 @@ class Child:
 
     def close(self) -> None:
         self.stop()
+        sandbox.kill_processes_of(sandbox.owner_of(self.work))  # one that left its session and process group
         if self.out is not None:
             os.close(self.out)
             self.out = None
@@ -191,7 +193,9 @@ class Child:
             if not chunk:
                 return "crashed"
             *lines, self.pending = (self.pending + chunk).split(b"\n")
-            self.answered.update(lines)
+            self.answered.update(line for line in lines if line == str(call_id).encode())
+            if len(self.pending) > REPLY_LINE_LIMIT or len(lines) > REPLY_LINES_LIMIT:
+                return "crashed"  # the reply pipe carries call ids, nothing else
         return "done"
 
     def call(

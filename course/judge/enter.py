@@ -15,11 +15,12 @@ from __future__ import annotations
 import ctypes
 import json
 import os
+import signal
 import sys
 
 MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_BIND, MS_REC, MS_PRIVATE = 2, 4, 8, 4096, 16384, 1 << 18
 CLONE_NEWNS, CLONE_NEWUSER = 0x00020000, 0x10000000
-PR_SET_NO_NEW_PRIVS = 38
+PR_SET_NO_NEW_PRIVS, PR_SET_PDEATHSIG = 38, 1
 
 libc = ctypes.CDLL(None, use_errno=True)
 
@@ -49,6 +50,7 @@ def enter(spec: dict) -> None:
         os.setgroups([])
         os.setgid(spec["uid"])
         os.setuid(spec["uid"])
+        check(libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0), "prctl")  # setuid cleared unshare's
     else:
         check(libc.unshare(CLONE_NEWUSER | CLONE_NEWNS), "unshare")  # mounts become locked together
     check(libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "prctl")

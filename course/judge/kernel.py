@@ -8,11 +8,14 @@ network, or signal processes outside its namespace; every process it starts dies
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import shutil
 import signal
+import stat
 import threading
+import time
 import weakref
 from pathlib import Path
 
@@ -57,14 +60,36 @@ class SandboxedKernelManager(AsyncKernelManager):
             if os.geteuid() == 0:
                 os.chown(path, self.owner, self.owner)
         argv, env = sandbox.command(kernel_cmd, self.work, self.mechanism, cwd=cwd)
-        return argv, {**kw, "env": env, "cwd": str(ROOT)}
+        self.log_file = open(self.work / "kernel.log", "ab")  # noqa: SIM115 (the kernel's, closed with the manager)
+        weakref.finalize(self, self.log_file.close)
+        # not the grader's own stdout and stderr (its log, its terminal): a file the quota bounds
+        return argv, {**kw, "env": env, "cwd": str(ROOT), "stdout": self.log_file, "stderr": self.log_file}
 
     async def _async_post_start_kernel(self, **kw):
         await super()._async_post_start_kernel(**kw)
-        if self.mechanism != "none":
-            self.quota_watch = QuotaWatch(self.work, self.provisioner.pid)
-            self.quota_watch.start()
-            weakref.finalize(self, self.quota_watch.done.set)
+        if self.mechanism == "none":
+            return
+        self.quota_watch = QuotaWatch(self.work, self.provisioner.pid)
+        self.quota_watch.start()
+        weakref.finalize(self, self.quota_watch.done.set)
+        weakref.finalize(self, sandbox.kill_processes_of, self.owner)
+        await self.guard_sockets()
+
+    async def guard_sockets(self, wait: float = 60.0) -> None:
+        """Move the kernel's sockets, once it has bound them, out of the folder it can write, so that the
+        grader's client never connects through a link the kernel put in their place (zmq reconnects by path)."""
+        ports = [self.shell_port, self.iopub_port, self.stdin_port, self.control_port, self.hb_port]
+        made = [Path(f"{self.ip}-{port}") for port in ports]
+        deadline = time.monotonic() + wait
+        while not all(path.exists() for path in made) and time.monotonic() < deadline:
+            await asyncio.sleep(0.05)
+        guarded = self.work / "sockets"
+        guarded.mkdir(mode=0o700, exist_ok=True)
+        for path in made:
+            with contextlib.suppress(FileNotFoundError):
+                if stat.S_ISSOCK(os.lstat(path).st_mode):
+                    os.rename(path, guarded / path.name)
+        self.ip = str(guarded / Path(self.ip).name)
 
 
 class QuotaWatch(threading.Thread):

@@ -45,6 +45,14 @@ UID_BASE, UID_RANGE = 1_000_000_000, 1 << 24  # a grading's uid on the host, whe
 SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 SYSTEM_ETC = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "localtime")
 GPU_DEVICES = "/dev/nvidia*"
+WORLD_WRITABLE = (
+    "/tmp",
+    "/var/tmp",
+    "/dev/shm",
+    "/run/shm",
+    "/run/lock",
+    "/var/lock",
+)  # hidden by the fallback
 TMPFS_BYTES = 1 << 30  # a private /tmp or /dev/shm
 DISK_QUOTA = 4 << 30  # bytes a working copy may hold on the host's disk (its writable folders)
 QUOTA_POLL = 2.0  # seconds between two looks at a working copy's size while its sandbox runs
@@ -74,7 +82,7 @@ def hidden_paths(extra: list[Path] = ()) -> list[Path]:
     """What the "namespaces" fallback covers with an empty tmpfs: the course, the temp folders, the grader's home,
     the host's shared memory and any `extra` folder."""
     home = [Path.home().resolve()] if Path.home().resolve() != Path("/") else []
-    shared = [Path(p) for p in ("/tmp", "/var/tmp", "/dev/shm", "/run/shm") if Path(p).is_dir()]
+    shared = [Path(p) for p in WORLD_WRITABLE if Path(p).is_dir()]
     found = [ROOT, temp_folder(), *shared, *home, *(Path(p).resolve() for p in extra)]
     return _outermost([p.resolve() for p in found])
 
@@ -253,7 +261,8 @@ def bubblewrap_argv(workdir: Path, cwd: Path, shared: Path | None) -> list[str]:
         root.mount("--bind", shared)
     argv += [*root.argv, "--chdir", str(cwd), "--"]
     if os.geteuid() == 0:
-        argv += ["setpriv", f"--reuid={owner}", f"--regid={owner}", "--clear-groups", "--no-new-privs", "--"]
+        argv += ["setpriv", f"--reuid={owner}", f"--regid={owner}", "--clear-groups", "--no-new-privs"]
+        argv += ["--pdeathsig=KILL", "--"]  # changing the uid cleared bwrap's: the sandbox dies with bwrap
     return argv
 
 
@@ -384,3 +393,15 @@ def bytes_used(folder: Path) -> int:
 
 def over_quota(workdir: Path) -> bool:
     return bytes_used(workdir) > DISK_QUOTA
+
+
+def kill_processes_of(owner: int) -> None:
+    """Kill every process left running as a grading's own uid (one that escaped its session and process group)."""
+    import psutil
+
+    if os.geteuid() != 0 or owner < UID_BASE:
+        return  # not a uid of its own: the grader's processes are not ours to kill
+    for process in psutil.process_iter(["uids"]):
+        with contextlib.suppress(psutil.Error):
+            if process.info["uids"] and process.info["uids"].real == owner:
+                process.kill()
