@@ -3,8 +3,10 @@
 import json
 import math
 import os
+import socket
 import subprocess
 import sys
+import types
 from pathlib import Path
 
 import gpu_sim_kernels
@@ -15,8 +17,10 @@ import triton
 import triton.language as tl
 
 import utils
-from utils import io_kernels, runtime, tensor_files
+from course.judge.services import SlowMemoryService
+from utils import io_kernels, judged_link, runtime, tensor_files
 from utils.grading import largest_intermediate
+from utils.isolation import MODULE_NAME
 from utils.traffic import CounterUnsupported, SlowMemory, count_traffic, triton_counter
 from utils.traffic import judged as judged_traffic
 
@@ -350,37 +354,101 @@ def test_slow_memory_bookkeeping_is_invisible_to_the_largest_tensor_watch():
     assert numel == 8 * 64, shape
 
 
-def scale_rows(mem, scale):
-    for r in range(mem["S"].shape[0]):
-        mem["P"][r] = mem["S"][r] * scale
+@pytest.fixture
+def student(monkeypatch):
+    """The student's module of the judged child, in this process (the service's thread plays the judge)."""
+    module = types.ModuleType(MODULE_NAME)
+    monkeypatch.setitem(sys.modules, MODULE_NAME, module)
+    return module
 
 
-def test_judged_harness_returns_contents_maps_and_stats(monkeypatch):
-    module = type(torch)("student_code")
-    module.scale_rows = scale_rows
-    monkeypatch.setitem(__import__("sys").modules, "student_code", module)
+def test_judged_memory_is_counted_in_the_judges_service(student, tmp_path):
+    def scale_rows(mem, scale):
+        for r in range(mem["S"].shape[0]):
+            mem["P"][r] = mem["S"][r] * scale
+
+    student.scale_rows = scale_rows
     s = torch.randn(3, 5)
-    out, reads, output_reads, writes, stats = judged_traffic.run("scale_rows", ["S"], "P", s, 2.0)
+    with SlowMemoryService(tmp_path, S=s, P=torch.full_like(s, float("nan"))) as memory:
+        created = largest_intermediate(lambda: judged_traffic.run("scale_rows", memory.address, 2.0))
+    assert created == (5, (5,))  # the rows the code scaled; the link's bytes are not the code's tensors
+    out, (reads,), output_reads, writes, stats = memory.result(["S"], "P")
     torch.testing.assert_close(out, 2 * s)
-    assert reads[0].eq(1).all() and output_reads.eq(0).all() and writes.eq(1).all()
-    assert stats == (("S", 60, 0), ("P", 0, 60))
+    assert reads.eq(1).all() and output_reads.eq(0).all() and writes.eq(1).all()
+    assert stats == (("S", 60, 0), ("P", 0, 60)) and memory.largest == {"numel": 5, "shape": [5]}
+    assert memory.fast_memory({"numel": 7, "shape": [7]}) == (7, (7,))
+    assert not list(tmp_path.glob("*.sock"))  # the socket goes with the service
 
 
-def matmul_rows(mem):
-    mem["C"][:] = mem["A"][:] @ mem["B"][:]
+def test_judged_memory_reads_and_writes_every_kind_of_index(tmp_path):
+    x = torch.arange(60.0).view(3, 4, 5)
+    indexes = [
+        1,
+        (slice(None), slice(1, None, 2)),
+        (None, Ellipsis, 2),
+        (True,),
+        torch.tensor([2, 0, 2]),
+        [0, 2],
+        (torch.tensor([[0], [1]]), torch.tensor([[1, 3]])),
+        x.sum(-1) > 100,
+        (torch.tensor(1), slice(torch.tensor(1), 3)),
+        (np.int64(2), np.array([1, 3])),
+    ]
+    with SlowMemoryService(tmp_path, X=x) as memory, judged_link.Link(memory.address) as link:
+        mem = judged_traffic.JudgedMemory(link)
+        assert mem.names() == ["X"] and "X" in mem and mem["X"].shape == (3, 4, 5)
+        assert mem["X"].dtype == torch.float32 and mem["X"].numel() == 60 and mem["X"].element_size() == 4
+        for index in indexes:
+            assert torch.equal(mem["X"][index], x[index]), index
+        mem["X"][0, :, 1] = torch.ones(4, dtype=torch.float64)
+        mem["X"][2, 3] = 7
+        mem.alloc("T", (2, 2), torch.float16)[:] = torch.ones(2, 2)
+        assert mem["T"].dtype == torch.float16 and mem["T"][1].tolist() == [1, 1]
+        with pytest.raises(IndexError):
+            mem["X"][5]
+        with pytest.raises(KeyError, match="slow memory holds no 'Y'"):
+            mem["Y"]
+        with pytest.raises(TypeError, match="unsupported index type"):
+            mem["X"][1.5]
+    contents = memory.memory.tensor("X")
+    assert contents[0, :, 1].eq(1).all() and contents[2, 3].eq(7).all()
+    assert (
+        memory.memory.stats()["X"]["written_elements"] == 9 and memory.largest["numel"] == 60
+    )  # X[True]: all of it
 
 
-def test_judged_harness_makes_an_output_of_the_shape_asked_for(monkeypatch):
-    module = type(torch)("student_code")
-    module.matmul_rows = matmul_rows
-    monkeypatch.setitem(__import__("sys").modules, "student_code", module)
-    a, b = torch.randn(3, 4), torch.randn(4, 2)
-    out, (reads_a, reads_b), output_reads, writes, _ = judged_traffic.run(
-        "matmul_rows", ["A", "B"], ["C", [3, 2]], a, b
-    )
-    torch.testing.assert_close(out, a @ b)
-    assert out.shape == (3, 2) and reads_a.eq(1).all() and reads_b.eq(1).all()
-    assert output_reads.eq(0).all() and writes.eq(1).all()
+def test_judged_memory_has_no_uncounted_door(tmp_path):
+    """What a notebook's SlowMemory offers besides counted indexing is refused here, and nothing in this process
+    holds the data or the counts."""
+    with SlowMemoryService(tmp_path, S=torch.randn(4, 4)) as memory, judged_link.Link(memory.address) as link:
+        mem = judged_traffic.JudgedMemory(link)
+        mem["S"][:2]
+        for owner, name in [(mem, "tensor"), (mem, "reset_counts"), (mem, "read_map"), (mem["S"], "_data")]:
+            with pytest.raises(AttributeError, match=f"counted in the judge's process.*no {name}"):
+                getattr(owner, name)
+        assert not any(isinstance(v, torch.Tensor) for v in vars(mem["S"]).values())
+    assert memory.memory.stats()["S"]["read_elements"] == 8
+
+
+def test_the_service_survives_malformed_requests(tmp_path):
+    with SlowMemoryService(tmp_path, S=torch.randn(4)) as memory:
+        raw = socket.socket(socket.AF_UNIX)
+        raw.connect(memory.address)
+        raw.sendall(judged_link.LENGTHS.pack(4, 0, 0) + b"[1]]")  # not JSON: the connection is dropped
+        assert raw.recv(1) == b""
+        raw.close()
+        with judged_link.Link(memory.address) as link:
+            for request, error in [
+                ({"op": "read", "name": "S", "index": {"int": 1.5}}, TypeError),
+                ({"op": "read", "name": "S", "index": {"tensor": "nowhere"}}, TypeError),
+                ({"op": "write", "name": "S", "index": {"int": 0}, "number": "7"}, TypeError),
+                ({"op": "alloc", "name": "huge", "shape": [1 << 40], "dtype": "float32"}, ValueError),
+                ({"op": "reset_counts"}, ValueError),
+            ]:
+                with pytest.raises(error):
+                    link.request(request)
+            assert link.request({"op": "read", "name": "S", "index": {"int": 2}})[1]["tile"].numel() == 1
+    assert memory.memory.read_bytes() == 4 and memory.memory.written_bytes() == 0
 
 
 @pytest.mark.gpu

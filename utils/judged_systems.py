@@ -1,23 +1,26 @@
 """What the judge runs inside its sandboxed child for unit 09: the student's functions on workloads and models
 built here (the child passes only tensors and plain values; the unit's preamble imports this module).
 
-Nothing here decides a grade. The timing entry points report what the student's `benchmark` returned and how
-often the workload was called; the judge chose the workload's durations and compares. The autocast entry
-point builds the model from the weights the judge sent; the judge runs the same model on the same device type
-in its own process and compares the tables. Residual risk, said plainly: the GPU timing case measures its
-reference duration (CUDA events) in the child, the process the student's code runs in, as unit 06 measures
-peak memory there.
+Nothing here decides a grade or measures what the judge grades. The timing entry points hand the student's
+`benchmark` a workload or a simulated device that the judge keeps in its own process
+(`course.judge.services.TimingService`): each call, launch and synchronisation is a request the judge answers
+(after sleeping the call's duration, or once the device's queued time has passed), so the durations never
+reach this process and the judge counts the calls itself; the entry points return only what `benchmark`
+returned. The autocast entry point builds the model from the weights the judge sent; the judge runs the same
+model on the same device type in its own process and compares the tables. On a GPU the `torch.cuda._sleep`
+case launches its kernel here (the child's GPU work is what is timed); the judge measures the kernel's duration
+with CUDA events in its own process.
 """
 
 from __future__ import annotations
 
-import statistics
 import sys
+import time
 
 import torch
 from torch import nn
 
-from utils import timing
+from utils import judged_link, timing
 from utils.isolation import MODULE_NAME
 from utils.judged_run import resolve
 from utils.toy_transformer import ToyModel, Transformer, TransformerConfig
@@ -34,37 +37,50 @@ def _plain(result):
     return result
 
 
-def benchmark_workload(target: str, warmup: int, reps: int, durations: list[float]):
-    """`target(workload, warmup, reps)` on a `timing.Workload(durations)`: (answer, number of calls)."""
-    workload = timing.Workload(durations)
-    return _plain(_student(target)(workload, warmup, reps)), workload.calls
+class JudgedWorkload:
+    """The judge's sleeping workload (`utils.timing.Workload`, kept in the judge's process): a call returns when
+    the judge has slept that call's duration; the judge counts the calls."""
+
+    def __init__(self, link: judged_link.Link):
+        self._link = link
+
+    def __call__(self) -> None:
+        self._link.request({"op": "call", "start": time.perf_counter()})
 
 
-def benchmark_simulated(target: str, warmup: int, reps: int, seconds: float):
-    """`target(device.launch, warmup, reps)` on a `timing.SimulatedDevice(seconds)`: (answer, launches)."""
-    with timing.SimulatedDevice(seconds) as device:
-        answer = _plain(_student(target)(device.launch, warmup, reps))
-    return answer, device.launches
+class JudgedDevice(timing.SimulatedDevice):
+    """The judge's simulated asynchronous device (`utils.timing.SimulatedDevice`, kept in the judge's process):
+    `launch()` queues its time there and returns at once, `utils.timing.synchronize()` waits there."""
+
+    def __init__(self, link: judged_link.Link):
+        self._link = link
+
+    def launch(self) -> None:
+        self._link.notify({"op": "launch", "start": time.perf_counter()})
+
+    def wait(self) -> None:
+        self._link.request({"op": "wait"})
+
+
+def benchmark_workload(target: str, address: str, warmup: int, reps: int):
+    """`target(workload, warmup, reps)` on the judge's workload served at `address` (a Unix socket)."""
+    with judged_link.Link(address) as link:
+        return _plain(_student(target)(JudgedWorkload(link), warmup, reps))
+
+
+def benchmark_simulated(target: str, address: str, warmup: int, reps: int):
+    """`target(device.launch, warmup, reps)` on the judge's simulated device served at `address`."""
+    with judged_link.Link(address) as link, JudgedDevice(link) as device:
+        return _plain(_student(target)(device.launch, warmup, reps))
 
 
 def benchmark_cuda_sleep(target: str, warmup: int, reps: int, cycles: int):
-    """`target(fn, ...)` where `fn` launches `torch.cuda._sleep(cycles)` (returns at once, the GPU spins):
-    (answer, the median seconds of one launch measured with CUDA events)."""
+    """`target(fn, warmup, reps)` where `fn` launches `torch.cuda._sleep(cycles)` (returns at once, the GPU spins)."""
 
     def fn():
         torch.cuda._sleep(cycles)
 
-    for _ in range(3):
-        fn()
-    samples = []
-    for _ in range(9):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        end.record()
-        torch.cuda.synchronize()
-        samples.append(start.elapsed_time(end) / 1e3)
-    return _plain(_student(target)(fn, warmup, reps)), statistics.median(samples)
+    return _plain(_student(target)(fn, warmup, reps))
 
 
 def build_model(kind: str, sizes: list[int]) -> nn.Module:
@@ -118,6 +134,8 @@ __all__ = [
     "benchmark_simulated",
     "benchmark_workload",
     "build_model",
+    "JudgedDevice",
+    "JudgedWorkload",
     "dtype_names",
     "load_parameters",
 ]

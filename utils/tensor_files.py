@@ -28,17 +28,31 @@ DTYPES = {
 }
 
 
+def _pieces(tensors: dict[str, torch.Tensor]):
+    """(name, header entry, raw bytes) of each tensor, in order."""
+    offset = 0
+    for name, tensor in tensors.items():
+        flat = tensor.detach().to("cpu").contiguous().reshape(-1)
+        raw = flat.view(torch.uint8).numpy().tobytes() if flat.numel() else b""
+        dtype = str(flat.dtype).removeprefix("torch.")
+        yield name, {"dtype": dtype, "shape": list(tensor.shape), "offset": offset, "bytes": len(raw)}, raw
+        offset += len(raw)
+
+
+def pack(tensors: dict[str, torch.Tensor]) -> tuple[bytes, bytes]:
+    """(header, raw bytes) of `tensors`, as `parse` reads them (a message rather than two files)."""
+    entries = list(_pieces(tensors))
+    header = {name: entry for name, entry, _ in entries}
+    return json.dumps(header).encode(), b"".join(raw for _, _, raw in entries)
+
+
 def save(tensors: dict[str, torch.Tensor], path: Path) -> None:
     """Write `tensors` to `path` (raw bytes) and `path` + ".json" (the header)."""
-    header, offset = {}, 0
+    header = {}
     with open(path, "wb") as data:
-        for name, tensor in tensors.items():
-            flat = tensor.detach().to("cpu").contiguous().reshape(-1)
-            raw = flat.view(torch.uint8).numpy().tobytes() if flat.numel() else b""
-            dtype = str(flat.dtype).removeprefix("torch.")
-            header[name] = {"dtype": dtype, "shape": list(tensor.shape), "offset": offset, "bytes": len(raw)}
+        for name, entry, raw in _pieces(tensors):
+            header[name] = entry
             data.write(raw)
-            offset += len(raw)
     Path(f"{path}.json").write_text(json.dumps(header), encoding="utf-8")
 
 
@@ -78,4 +92,4 @@ def _tensor(entry: dict, raw: bytes) -> torch.Tensor:
     )
 
 
-__all__ = ["load", "parse", "save"]
+__all__ = ["load", "pack", "parse", "save"]

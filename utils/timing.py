@@ -36,9 +36,11 @@ class SimulatedDevice:
     def __init__(self, seconds: float):
         self.seconds, self.busy_until, self.launches = seconds, 0.0, 0
 
-    def launch(self) -> None:
-        now = time.perf_counter()
-        self.busy_until = max(now, self.busy_until) + self.seconds
+    def launch(self, start: float | None = None) -> None:
+        """Queue `seconds` of work, from `start` (a `time.perf_counter()` reading; default now) or once the work
+        queued before it is done."""
+        start = time.perf_counter() if start is None else start
+        self.busy_until = max(start, self.busy_until) + self.seconds
         self.launches += 1
 
     def wait(self) -> None:
@@ -61,10 +63,11 @@ class Workload:
             raise ValueError("durations must not be empty")
         self.durations, self.calls = list(durations), 0
 
-    def __call__(self) -> None:
+    def __call__(self, start: float | None = None) -> None:
+        """Sleep this call's duration, counted from `start` (a `time.perf_counter()` reading; default now)."""
         seconds = self.durations[min(self.calls, len(self.durations) - 1)]
         self.calls += 1
-        sleep_until(time.perf_counter() + seconds)
+        sleep_until((time.perf_counter() if start is None else start) + seconds)
 
 
 def sleep_until(deadline: float) -> None:

@@ -6,11 +6,13 @@ rounding of the ratio only). The HBM byte counts are compared with what the traf
 Triton's interpreter: the unfused kernels of `utils.io_kernels` for standard attention, the reference
 FlashAttention forward kernel (`course.reference.triton_kernels.forward_kernel`) for flash attention.
 
-The fused softmax runs in the child on a `SlowMemory` built by course code (`utils.traffic.judged.run`);
-the judge gets each element's read and write counts and the final contents of P, and decides here: values
-against float64 (float32: 1e-6 absolute, softmax values are at most 1; float16/bfloat16 outputs are
-rounded to 11/8 mantissa bits: 2e-3/8e-3 absolute), traffic at the fused bound, and the size of the
-largest tensor the student's code created (its fast memory).
+The fused softmax runs in the child on the judge's slow memory (`course.judge.services.SlowMemoryService`: S and
+P stay in the judge's process, the child's `mem` only sends reads and writes), so the judge counts each
+element read and written itself and decides here: values against float64 (float32: 1e-6 absolute, softmax
+values are at most 1; float16/bfloat16 outputs are rounded to 11/8 mantissa bits: 2e-3/8e-3 absolute), traffic
+at the fused bound, and the size of the largest tensor in fast memory: the largest tile one access moved (seen
+here) or the largest tensor the student's code created (watched in the child, where switching the watch off is
+flagged for review: `services.WATCH_SWITCHES`).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import triton
 
 from course.judge.child import CallFailed
 from course.judge.core import Judgement, Unit
+from course.judge.services import WATCH_SWITCHES, SlowMemoryService
 from course.reference import io_aware as reference
 from course.reference.triton_kernels import forward_kernel
 from utils import io_kernels
@@ -41,6 +44,7 @@ UNIT = Unit(
         "utils.io_kernels:standard_attention",
         "utils.io_kernels:fused_attention",
     ],
+    suspicious=WATCH_SWITCHES,
 )
 CALL = "utils.traffic.judged.call"
 RUN = "utils.traffic.judged.run"
@@ -267,22 +271,23 @@ def check_softmax(j: Judgement, props: list[str], batch, n_q, n_k, dtype, is_cau
     s = s.to(dtype)
     scale = j.rng.uniform(0.1, 1.0)
     what = f"fused_scale_mask_softmax(S {batch}×{n_q}×{n_k} {str(dtype).removeprefix('torch.')}, is_causal={is_causal})"
-    answer, failed = j.attempt(RUN, "fused_scale_mask_softmax", ["S"], "P", s, scale, is_causal)
+    with SlowMemoryService(j.child.work, S=s, P=torch.full_like(s, float("nan"))) as memory:
+        answer, failed = j.attempt(RUN, "fused_scale_mask_softmax", memory.address, scale, is_causal)
+    out, (reads,), _, writes, stats = memory.result(["S"], "P")
     for prop in props:
         with j.case(prop, what):
             if failed is not None:
                 raise failed
-            out, (reads,), _, writes, stats = answer.result
             if prop == TRAFFIC:
                 check_traffic(j, reads, writes, stats, is_causal, what)
             elif prop == ON_CHIP:
-                largest = int(answer.largest.get("numel", 0))
+                numel, shape = memory.fast_memory(answer.largest)
                 j.expect(
-                    largest <= MAX_ROWS_ON_CHIP * n_k,
-                    f"{what} 在快速内存中创建了 {largest} 个元素的张量 {tuple(answer.largest.get('shape', ()))}，"
+                    numel <= MAX_ROWS_ON_CHIP * n_k,
+                    f"{what} 在快速内存中有 {numel} 个元素的张量 {shape}，"
                     f"超过 {MAX_ROWS_ON_CHIP} 行（{MAX_ROWS_ON_CHIP * n_k} 个元素）",
-                    f"{what} created a tensor of {largest} elements {tuple(answer.largest.get('shape', ()))} in fast "
-                    f"memory, more than {MAX_ROWS_ON_CHIP} rows ({MAX_ROWS_ON_CHIP * n_k} elements)",
+                    f"{what} had a tensor of {numel} elements {shape} in fast memory, more than "
+                    f"{MAX_ROWS_ON_CHIP} rows ({MAX_ROWS_ON_CHIP * n_k} elements)",
                 )
             else:
                 j.expect(out.dtype == dtype, f"{what}: P 应为 {dtype}", f"{what}: P should be {dtype}")

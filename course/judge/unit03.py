@@ -1,12 +1,13 @@
 """Unit 03 (tiling): the hidden cases, tolerances and properties of each graded cell.
 
-- `tiled_matmul` runs in the child on a `SlowMemory` built by course code (`utils.traffic.judged.run`, C shaped m×n);
-  the judge receives C's final contents and every element's read and write counts, and decides here: values
+- `tiled_matmul` runs in the child on the judge's slow memory (`course.judge.services.SlowMemoryService`, C shaped
+  m×n): A, B and C stay in the judge's process, which counts every element read and written, and decides here: values
   against float64 (float32 inputs, float32 accumulation: rtol 1e-5, atol 1e-4 for |C| up to ~40; float16
   inputs: within one float16 ulp of the float64 product plus 2^-16·(|A| |B|) for float32 accumulation
   rounding, which float32 accumulation with one rounding at the end meets and float16 partial products miss), traffic equal to the formula of its tile sizes
   (each element of A read exactly ⌈n/block_n⌉ times, of B exactly ⌈m/block_m⌉ times, of C written once and
-  never read, nothing else in slow memory), and the largest tensor its code created (one tile).
+  never read, nothing else in slow memory), and the largest tensor in fast memory (one tile): the largest tile one
+  access moved, or the largest tensor its code created (watched in the child, as in unit 02).
 - `matmul_hbm_loads` is compared with counted loads: the traffic counter on the course's Triton kernel
   (`utils.tiling.blocked_matmul`, power-of-two tiles) or the slow-memory wrapper on the reference tiled
   matmul (any tile sizes), both run here in the judge's process.
@@ -22,6 +23,7 @@ import math
 import torch
 
 from course.judge.core import Judgement, Unit
+from course.judge.services import WATCH_SWITCHES, SlowMemoryService
 from course.reference import tiling as reference
 from utils import tiling
 from utils.traffic import SlowMemory
@@ -39,6 +41,7 @@ UNIT = Unit(
         "utils.tiling:blocked_matmul",
         "utils.tiling:three_pass_attention",
     ],
+    suspicious=WATCH_SWITCHES,
 )
 RUN = "utils.traffic.judged.run"
 CALL = "utils.traffic.judged.call"
@@ -75,27 +78,26 @@ def check_matmul(j: Judgement, props: list[str], m, n, k, blocks, dtype) -> None
     a, b = j.randn(m, k, dtype=dtype), j.randn(k, n, dtype=dtype)
     block_m, block_n, block_k = blocks
     what = f"tiled_matmul(A {m}×{k}, B {k}×{n} {str(dtype).removeprefix('torch.')}, {block_m}, {block_n}, {block_k})"
-    answer, failed = j.attempt(
-        RUN, "tiled_matmul", ["A", "B"], ["C", [m, n]], a, b, block_m, block_n, block_k
-    )
+    c = torch.full((m, n), float("nan"), dtype=dtype)
+    with SlowMemoryService(j.child.work, A=a, B=b, C=c) as memory:
+        answer, failed = j.attempt(RUN, "tiled_matmul", memory.address, block_m, block_n, block_k)
+    c, (reads_a, reads_b), reads_c, writes_c, stats = memory.result(["A", "B"], "C")
     for prop in props:
         with j.case(prop, what):
             if failed is not None:
                 raise failed
-            c, (reads_a, reads_b), reads_c, writes_c, stats = answer.result
             if prop == TRAFFIC:
                 check_traffic(j, (m, n, k), blocks, reads_a, reads_b, reads_c, writes_c, stats, what)
             elif prop == ON_CHIP:
                 limit = max(block_m * block_k, block_k * block_n, block_m * block_n)
-                largest = int(answer.largest.get("numel", 0))
+                numel, shape = memory.fast_memory(answer.largest)
                 j.expect(
-                    largest <= limit,
-                    f"{what} 在快速内存中创建了 {largest} 个元素的张量 {tuple(answer.largest.get('shape', ()))}，"
-                    f"大于一个块（{limit} 个元素）",
-                    f"{what} created a tensor of {largest} elements {tuple(answer.largest.get('shape', ()))} in "
-                    f"fast memory, more than one tile ({limit} elements)",
+                    numel <= limit,
+                    f"{what} 在快速内存中有 {numel} 个元素的张量 {shape}，大于一个块（{limit} 个元素）",
+                    f"{what} had a tensor of {numel} elements {shape} in fast memory, more than one tile "
+                    f"({limit} elements)",
                 )
-            else:  # compared on the CPU, where slow memory lives (the inputs are on the GPU where one is)
+            else:  # compared on the CPU, where slow memory lives
                 c, a_cpu, b_cpu = c.cpu(), a.cpu(), b.cpu()
                 expected = a_cpu.double() @ b_cpu.double()
                 j.expect(c.dtype == dtype, f"{what}: C 应为 {dtype}", f"{what}: C should be {dtype}")

@@ -8,8 +8,12 @@ call the student's function; the answers come back as plain numbers and strings.
   the interquartile range of the timed calls, at most 1 ms below (3 ms for the spread) and 25 % + 5 ms above
   (sleep never wakes early; on a busy machine it wakes late); the workload called exactly warmup + reps times; the first calls slow (a missing
   warm-up puts them in the median); an asynchronous device (`utils.timing.SimulatedDevice` on any machine;
-  on a GPU also `torch.cuda._sleep`, against CUDA events): without synchronisation the median is the launch
-  time, microseconds instead of milliseconds.
+  on a GPU also `torch.cuda._sleep`, against CUDA events measured here): without synchronisation the median is
+  the launch time, microseconds instead of milliseconds. The workload and the simulated device are kept here
+  (`course.judge.services.TimingService`): the child's calls, launches and synchronisations are requests the
+  judge answers and counts, so the student's code can neither read the durations nor rewrite the counts. The
+  expected median and quartiles are those of the calls as the judge timed them (from when the child sent each):
+  the judge's own late wake-ups on a busy machine are not held against the student.
 - `autocast_dtypes`: the same model with the same weights run here by the reference on the child's device
   type (`utils.device()`); the tables must be equal.
 - `activation_memory_bytes`: saved-tensor hooks counted here on the CPU (`course.reference.systems_lab.
@@ -26,7 +30,9 @@ import torch
 
 import utils
 from course.judge.core import Judgement, Unit
+from course.judge.services import TimingService
 from course.reference import systems_lab as reference
+from utils import timing
 from utils.judged_systems import build_model, dtype_names
 from utils.measure import timing_lock
 from utils.toy_transformer import TransformerConfig
@@ -108,18 +114,21 @@ def timed_durations(j: Judgement, reps: int) -> list[float]:
 
 def check_workload(j: Judgement, props, warmup: int, reps: int, first: float | None = None) -> None:
     """A sleeping workload: `warmup` calls (each `first` seconds if given, else like the timed ones), then the
-    timed calls with known median and quartiles."""
+    timed calls with known median and quartiles, compared with those of the calls as the judge timed them (a
+    busy machine oversleeps; the chosen duration stands for a call that never came)."""
     timed = timed_durations(j, reps)
     durations = [first] * warmup + timed if first is not None else timed[:warmup] + timed
     what = f"benchmark(workload, warmup={warmup}, reps={reps})"
-    reply, failure = j.attempt(ENTRY + "benchmark_workload", "benchmark", warmup, reps, durations)
+    with TimingService(j.child.work, workload=timing.Workload(durations)) as service:
+        reply, failure = j.attempt(ENTRY + "benchmark_workload", "benchmark", service.address, warmup, reps)
+    calls = service.workload.calls
+    timed = (service.observed + durations[len(service.observed) :])[warmup : warmup + reps]  # as slept here
     q1, _, q3 = statistics.quantiles(timed, n=4, method="inclusive")
     for prop in props:
         with j.case(prop, what):
             if failure is not None:
                 raise failure
-            answer, calls = reply.result
-            median, spread = answer_pair(j, what, answer)
+            median, spread = answer_pair(j, what, reply.result)
             if prop in (MEDIAN, WARMUP):
                 expect_seconds(j, what, "median", median, statistics.median(timed))
             if prop in (SPREAD, WARMUP):  # slow warm-up calls among the timed ones widen the spread
@@ -136,7 +145,9 @@ def check_simulated(j: Judgement, warmup: int, reps: int) -> None:
     seconds = j.rng.choice([6, 8, 10]) * MS
     what = f"benchmark(SimulatedDevice({seconds * 1e3:g} ms).launch, warmup={warmup}, reps={reps})"
     with j.case(SYNC, what):
-        answer, launches = j.call(ENTRY + "benchmark_simulated", "benchmark", warmup, reps, seconds).result
+        with TimingService(j.child.work, device=timing.SimulatedDevice(seconds)) as service:
+            answer = j.call(ENTRY + "benchmark_simulated", "benchmark", service.address, warmup, reps).result
+        launches = service.device.launches
         median, _ = answer_pair(j, what, answer)
         j.expect(
             launches == warmup + reps,
@@ -152,12 +163,28 @@ def check_simulated(j: Judgement, warmup: int, reps: int) -> None:
         expect_seconds(j, what, "median", median, seconds)
 
 
+def cuda_sleep_seconds(cycles: int) -> float:
+    """The median seconds of one `torch.cuda._sleep(cycles)` on this GPU, measured here with CUDA events."""
+    for _ in range(3):
+        torch.cuda._sleep(cycles)
+    samples = []
+    for _ in range(9):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        torch.cuda._sleep(cycles)
+        end.record()
+        torch.cuda.synchronize()
+        samples.append(start.elapsed_time(end) / 1e3)
+    return statistics.median(samples)
+
+
 def check_cuda_sleep(j: Judgement) -> None:
     cycles = j.rng.choice([5, 10, 20]) * 1_000_000  # a few milliseconds at GPU clocks
     what = f"benchmark(lambda: torch.cuda._sleep({cycles}), warmup=3, reps=15)"
     with j.case(CUDA_SYNC, what):
         with timing_lock():  # no other grader times work on this GPU meanwhile
-            answer, events = j.call(ENTRY + "benchmark_cuda_sleep", "benchmark", 3, 15, cycles).result
+            answer = j.call(ENTRY + "benchmark_cuda_sleep", "benchmark", 3, 15, cycles).result
+            events = cuda_sleep_seconds(cycles)
         median, _ = answer_pair(j, what, answer)
         j.expect(
             isinstance(events, float) and 0.7 * events <= median <= 1.5 * events + ABOVE,

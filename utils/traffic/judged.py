@@ -1,50 +1,165 @@
-"""What the judge runs inside its sandboxed child for a slow-memory exercise: one call of the student's
-function on a `SlowMemory` built here, returned as data.
+"""What the judge runs inside its sandboxed child for a slow-memory exercise: the student's function on the
+judge's slow memory, which stays in the judge's process.
 
-The counting happens in the child, by this (course) code, next to the student's code; the judge in its own
-process never trusts a total. It receives each element's read and write counts and the output as it ended
-up in slow memory, and checks them itself: every output element written exactly once, every input element
-read at most once, every element that the result depends on read at least once, and nothing else in slow
-memory touched. What remains possible is deliberate tampering with this process (rewriting the counters
-before they are returned), as with every check that runs in the student's process; the judge's static
-scan flags the usual means.
+`mem` here is a `JudgedMemory`: it knows the names, shapes and dtypes, and turns each `mem[name][index]` read
+or write into a request to the judge (`course.judge.services.SlowMemoryService`), which holds the tensors and
+counts every element moved with the notebooks' own counter. Nothing in this process holds the data or the
+counts, so no code here can read slow memory without being counted or rewrite what was counted; whatever
+else `mem` offers in a notebook (`tensor`, `read_map`, `reset_counts`, ...) is refused with a clear message.
 """
 
 from __future__ import annotations
 
+import operator
 import sys
 
 import torch
 
+from utils import judged_link, tensor_files
 from utils.isolation import MODULE_NAME
 from utils.judged_run import resolve
-from utils.traffic.slow_memory import SlowMemory, bookkeeping
+from utils.messages import bilingual
+
+JUDGED_ONLY = bilingual(
+    "评审时慢速内存在评审程序的进程里计数：只能用 mem[name][...] 读写，以及 shape、dtype、names、add、alloc，"
+    "没有 {what}",
+    "when judged, slow memory is counted in the judge's process: read and write it through mem[name][...] "
+    "(and shape, dtype, names, add, alloc); there is no {what}",
+)
 
 
-def run(target: str, inputs: list[str], output, *args):
-    """Call `target(mem, *rest)` where `mem` holds the leading tensors of `args` under the names `inputs`
-    and a NaN-filled output tensor typed like the first input: `output` is its name (shaped like the first
-    input) or [name, shape]. Returns (output contents, one read map per input, the output's read map, its
-    write map, ((name, read bytes, written bytes), ...) of every tensor). Slow memory lives on the CPU on every
-    machine, as in the notebooks' self-checks (the judge's child receives its tensors on the GPU where one is)."""
-    rest = args[len(inputs) :]
-    with bookkeeping():  # the course's copies, not the student's tensors (the largest one created is judged)
-        tensors = [t.cpu() for t in args[: len(inputs)]]
-        name, shape = (output, tensors[0].shape) if isinstance(output, str) else output
-        mem = SlowMemory(**dict(zip(inputs, tensors, strict=True)))
-        mem.add(
-            name, torch.full(tuple(shape), float("nan"), dtype=tensors[0].dtype, device=tensors[0].device)
-        )
-    resolve(sys.modules[MODULE_NAME], target)(mem, *rest)
-    with bookkeeping():
-        stats = tuple((n, s["read_bytes"], s["written_bytes"]) for n, s in mem.stats().items())
+class JudgedTensor:
+    """One named tensor of the judge's slow memory: its shape and dtype here, its data there."""
+
+    def __init__(self, link: judged_link.Link, name: str, shape, dtype: str):
+        self._link, self.name = link, name
+        self.shape, self.dtype = torch.Size(shape), tensor_files.DTYPES[dtype]
+        self.device, self.ndim = torch.device("cpu"), len(self.shape)
+
+    def size(self, dim: int | None = None):
+        return self.shape if dim is None else self.shape[dim]
+
+    def numel(self) -> int:
+        return self.shape.numel()
+
+    def element_size(self) -> int:
+        return self.dtype.itemsize
+
+    def __getitem__(self, index) -> torch.Tensor:
+        tensors = {}
+        request = {"op": "read", "name": self.name, "index": encode_index(index, tensors)}
+        return self._link.request(request, tensors)[1]["tile"]
+
+    def __setitem__(self, index, value) -> None:
+        tensors = {}
+        request = {"op": "write", "name": self.name, "index": encode_index(index, tensors)}
+        if isinstance(value, torch.Tensor):
+            tensors["value"] = value
+        else:
+            request["number"] = value
+        self._link.request(request, tensors)
+
+    def __getattr__(self, what: str):
+        raise AttributeError(JUDGED_ONLY.format(what=what))
+
+    def __repr__(self) -> str:
+        return f"JudgedTensor({self.name!r}, shape={tuple(self.shape)}, dtype={self.dtype})"
+
+
+class JudgedMemory:
+    """The judge's slow memory as the child sees it (the notebooks' `SlowMemory`, minus its counters)."""
+
+    def __init__(self, link: judged_link.Link):
+        self._link, self._tensors = link, {}
+        for name, spec in link.request({"op": "layout"})[0]["tensors"].items():
+            self._tensors[name] = JudgedTensor(link, name, spec["shape"], spec["dtype"])
+
+    def __getitem__(self, name: str) -> JudgedTensor:
+        if name not in self._tensors:
+            raise KeyError(
+                bilingual(
+                    f"慢速内存中没有 {name!r}（有 {list(self._tensors)}）",
+                    f"slow memory holds no {name!r} (it has {list(self._tensors)})",
+                )
+            )
+        return self._tensors[name]
+
+    def __contains__(self, name: str) -> bool:
+        return name in self._tensors
+
+    def names(self) -> list[str]:
+        return list(self._tensors)
+
+    def add(self, name: str, tensor: torch.Tensor) -> JudgedTensor:
+        return self._placed(name, self._link.request({"op": "add", "name": name}, {"value": tensor})[0])
+
+    def alloc(self, name: str, shape, dtype: torch.dtype = torch.float32) -> JudgedTensor:
+        request = {
+            "op": "alloc",
+            "name": name,
+            "shape": list(shape),
+            "dtype": str(dtype).removeprefix("torch."),
+        }
+        return self._placed(name, self._link.request(request)[0])
+
+    def _placed(self, name: str, spec: dict) -> JudgedTensor:
+        self._tensors[name] = JudgedTensor(self._link, name, spec["shape"], spec["dtype"])
+        return self._tensors[name]
+
+    def __getattr__(self, what: str):
+        raise AttributeError(JUDGED_ONLY.format(what=what))
+
+
+def encode_index(index, tensors: dict[str, torch.Tensor]):
+    """A tensor index (ints, slices, None, Ellipsis, bools, tensors, lists and arrays, tuples of them) as JSON; its
+    tensors go into `tensors`."""
+    if isinstance(index, tuple):
+        return {"tuple": [encode_index(part, tensors) for part in index]}
+    if index is None or index is Ellipsis or isinstance(index, bool):
         return (
-            mem.tensor(name).clone(),
-            tuple(mem.read_map(n) for n in inputs),
-            mem.read_map(name),
-            mem.write_map(name),
-            stats,
+            {"none": None} if index is None else {"ellipsis": None} if index is Ellipsis else {"bool": index}
         )
+    if isinstance(index, slice):
+        return {
+            "slice": [None if b is None else operator.index(b) for b in (index.start, index.stop, index.step)]
+        }
+    if isinstance(index, list | torch.Tensor) or hasattr(index, "__array__"):  # NumPy arrays too
+        key = f"i{len(tensors)}"
+        tensors[key] = torch.as_tensor(index)
+        return {"tensor": key}
+    try:
+        return {"int": operator.index(index)}
+    except TypeError:
+        raise TypeError(
+            bilingual(
+                f"不支持的索引类型 {type(index).__name__}", f"unsupported index type {type(index).__name__}"
+            )
+        ) from None
+
+
+def decode_index(node, tensors: dict[str, torch.Tensor]):
+    """The index `encode_index` described (the judge's side: plain values only, anything else a TypeError)."""
+    kind, value = next(iter(node.items())) if isinstance(node, dict) and len(node) == 1 else (None, None)
+    if kind == "tuple" and isinstance(value, list):
+        return tuple(decode_index(part, tensors) for part in value)
+    if kind in ("none", "ellipsis"):
+        return None if kind == "none" else Ellipsis
+    if kind == "bool" and isinstance(value, bool):
+        return value
+    if kind == "int" and type(value) is int:
+        return value
+    if kind == "slice" and isinstance(value, list) and len(value) == 3:
+        if all(b is None or type(b) is int for b in value):
+            return slice(*value)
+    if kind == "tensor" and isinstance(value, str) and value in tensors:
+        return tensors[value]
+    raise TypeError(bilingual("无法读取的索引", "an unreadable index"))
+
+
+def run(target: str, address: str, *args) -> None:
+    """Call `target(mem, *args)`, `mem` the judge's slow memory served at `address` (a Unix socket)."""
+    with judged_link.Link(address) as link:
+        resolve(sys.modules[MODULE_NAME], target)(JudgedMemory(link), *args)
 
 
 def plain(value):
@@ -65,4 +180,4 @@ def call(target: str, *args):
     return resolve(sys.modules[MODULE_NAME], target)(*(plain(a) for a in args))
 
 
-__all__ = ["call", "plain", "run"]
+__all__ = ["JudgedMemory", "JudgedTensor", "call", "decode_index", "encode_index", "plain", "run"]
