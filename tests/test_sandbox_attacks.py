@@ -204,9 +204,11 @@ def test_the_childs_environment_and_descriptors_hold_nothing_of_the_judge(monkey
     )  # (h) no terminal to inject into
 
 
-@hole(
-    "(j, information only) the sandbox shows host paths: /proc/self/mountinfo and sys.prefix name the course root "
-    "(the venv is bound at its host path inside it), the grader's home (/root/.pyenv) and the job's scratch folder"
+@pytest.mark.xfail(
+    strict=False,  # only where the environment lives in the course or the grader's home (not on the GPU host)
+    reason="HOLE: (j, information only) the sandbox shows host paths: /proc/self/mountinfo and sys.prefix name the "
+    "course root (the venv is bound at its host path inside it), the grader's home (/root/.pyenv) and the job's "
+    "scratch folder",
 )
 def test_no_host_path_shows_in_the_sandbox():
     shown = sandboxed(
