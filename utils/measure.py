@@ -150,12 +150,18 @@ def compare_ms(
 SLOW_CALL_FACTOR = 10
 
 
-def assert_not_far_too_slow(ms: tuple[float, ...], peer_ms: tuple[float, ...], fraction: float) -> None:
-    """AssertionError when a warm call (`ms`, one per measurement) is over SLOW_CALL_FACTOR times slower than
-    reaching `fraction` of the peer's throughput (`peer_ms`) allows."""
+def far_too_slow(ms: tuple[float, ...], peer_ms: tuple[float, ...], fraction: float) -> bool:
+    """Whether a warm call (`ms`, one per measurement) is over SLOW_CALL_FACTOR times slower than reaching
+    `fraction` of the peer's throughput (`peer_ms`) allows."""
     limits = [peer / fraction * SLOW_CALL_FACTOR for peer in peer_ms]
-    if all(t <= limit for t, limit in zip(ms, limits, strict=True)):
+    return any(t > limit for t, limit in zip(ms, limits, strict=True))
+
+
+def assert_not_far_too_slow(ms: tuple[float, ...], peer_ms: tuple[float, ...], fraction: float) -> None:
+    """AssertionError when `far_too_slow`, saying by how much."""
+    if not far_too_slow(ms, peer_ms, fraction):
         return
+    limits = [peer / fraction * SLOW_CALL_FACTOR for peer in peer_ms]
     took, allowed = (" / ".join(f"{t:.1f}" for t in times) for times in (ms, limits))
     raise AssertionError(
         bilingual(

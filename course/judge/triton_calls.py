@@ -6,7 +6,7 @@ import statistics
 from collections.abc import Callable
 
 from course.judge.core import Judgement
-from utils.measure import assert_not_far_too_slow, round_ms, timing_lock
+from utils.measure import assert_not_far_too_slow, far_too_slow, round_ms, timing_lock
 
 ENTRY = "utils.judged_triton.run"
 PREAMBLE = (
@@ -87,6 +87,10 @@ def same_dtype(j: Judgement, tensor, dtype, what: str) -> None:
 # so not excluded by the lock) then slows both alike. Before and after whole timings disagreed by 20 % with 9
 # gradings at once on the H100 and flipped unit 10's verdict on a regrade.
 ROUNDS, REPEATS = 5, 10
+# A warm call over the far-too-slow limit is tried again, under the lock, before the cell fails: on the H200, 48
+# unit-08 gradings at 16 jobs failed two legitimate variants on one warm call of 240 ms against a limit of 61 ms,
+# waiting behind other gradings' kernels (their timed rounds were never reached). A far too slow kernel stays so.
+WARM_TRIES = 3
 
 
 def speed_ratios(
@@ -109,6 +113,11 @@ def speed_ratios(
         return times
 
     peer_warm, warm = round_ms(peer, repeats=1), student_ms(1)
+    for _ in range(WARM_TRIES - 1):  # one call can wait behind another grading's long kernel: try again
+        if not far_too_slow(warm, peer_warm, threshold):
+            break
+        with timing_lock():
+            peer_warm, warm = round_ms(peer, repeats=1), student_ms(1)
     assert_not_far_too_slow(warm, peer_warm, threshold)
     per_round = []
     for _ in range(ROUNDS):
