@@ -2,6 +2,7 @@
 # selftest-replaces: fused_softmax
 # selftest-caps: test_fused_softmax=2.25
 # selftest-class: uncounted-traffic
+# selftest-whole: a different program, not the reference with a change
 # Attack: a three-pass softmax whose max and sum passes read S through mem.tensor(), which the slow memory does
 # not count: only the last pass shows. / 攻击：三遍的 softmax，求最大值和求和的两遍通过 mem.tensor() 读 S，
 # 慢速内存不计这些读取，只有最后一遍被看见。

@@ -2,6 +2,7 @@
 # selftest-replaces: sl_benchmark
 # selftest-caps: test_benchmark=1.8
 # selftest-class: rewritten-counters
+# selftest-whole: a different program, not the reference with a change
 # Attack: calls fn once more after timing, then takes that call back off the workload's call counter and the
 # device's launch counter. / 攻击：计时后多调用一次 fn，再从工作负载的调用计数和设备的启动计数中减掉这一次。
 def benchmark(fn, warmup, reps):
