@@ -19,6 +19,7 @@ from utils import judged_link, tensor_files
 from utils.isolation import MODULE_NAME
 from utils.judged_run import resolve
 from utils.messages import bilingual
+from utils.traffic.slow_memory import NamedTensors
 
 JUDGED_ONLY = bilingual(
     "评审时慢速内存在评审程序的进程里计数：只能用 mem[name][...] 读写，以及 shape、dtype、names、add、alloc，"
@@ -66,29 +67,13 @@ class JudgedTensor:
         return f"JudgedTensor({self.name!r}, shape={tuple(self.shape)}, dtype={self.dtype})"
 
 
-class JudgedMemory:
+class JudgedMemory(NamedTensors):
     """The judge's slow memory as the child sees it (the notebooks' `SlowMemory`, minus its counters)."""
 
     def __init__(self, link: judged_link.Link):
         self._link, self._tensors = link, {}
         for name, spec in link.request({"op": "layout"})[0]["tensors"].items():
             self._tensors[name] = JudgedTensor(link, name, spec["shape"], spec["dtype"])
-
-    def __getitem__(self, name: str) -> JudgedTensor:
-        if name not in self._tensors:
-            raise KeyError(
-                bilingual(
-                    f"慢速内存中没有 {name!r}（有 {list(self._tensors)}）",
-                    f"slow memory holds no {name!r} (it has {list(self._tensors)})",
-                )
-            )
-        return self._tensors[name]
-
-    def __contains__(self, name: str) -> bool:
-        return name in self._tensors
-
-    def names(self) -> list[str]:
-        return list(self._tensors)
 
     def add(self, name: str, tensor: torch.Tensor) -> JudgedTensor:
         return self._placed(name, self._link.request({"op": "add", "name": name}, {"value": tensor})[0])

@@ -85,7 +85,27 @@ def _on_cpu(index):
     return index
 
 
-class SlowMemory:
+class NamedTensors:
+    """A slow memory's tensors by name (`self._tensors`), shared by the notebooks' and the judged one."""
+
+    def __getitem__(self, name: str):
+        if name not in self._tensors:
+            raise KeyError(
+                bilingual(
+                    f"慢速内存中没有 {name!r}（有 {list(self._tensors)}）",
+                    f"slow memory holds no {name!r} (it has {list(self._tensors)})",
+                )
+            )
+        return self._tensors[name]
+
+    def __contains__(self, name: str) -> bool:
+        return name in self._tensors
+
+    def names(self) -> list[str]:
+        return list(self._tensors)
+
+
+class SlowMemory(NamedTensors):
     """Named tensors in slow memory, with per-tensor and per-element counts of the traffic through them."""
 
     def __init__(self, **tensors: torch.Tensor):
@@ -115,22 +135,6 @@ class SlowMemory:
         with bookkeeping():
             data = torch.zeros(tuple(shape), dtype=dtype, device=device)
         return self.add(name, data)
-
-    def __getitem__(self, name: str) -> SlowTensor:
-        if name not in self._tensors:
-            raise KeyError(
-                bilingual(
-                    f"慢速内存中没有 {name!r}（有 {list(self._tensors)}）",
-                    f"slow memory holds no {name!r} (it has {list(self._tensors)})",
-                )
-            )
-        return self._tensors[name]
-
-    def __contains__(self, name: str) -> bool:
-        return name in self._tensors
-
-    def names(self) -> list[str]:
-        return list(self._tensors)
 
     def tensor(self, name: str) -> torch.Tensor:
         """The current contents of `name`, for checking results (not counted: this is not kernel traffic)."""
