@@ -47,10 +47,12 @@ JOB_PREFIX = "course-job-"  # + the grader's pid: a folder whose grader is gone 
 
 def abandoned_jobs() -> list[Path]:
     """The job folders of graders that were killed before they could clean up."""
+    import psutil
+
     found = []
     for folder in Path(tempfile.gettempdir()).glob(f"{JOB_PREFIX}*-*"):
         pid = folder.name.removeprefix(JOB_PREFIX).split("-")[0]
-        if pid.isdigit() and not alive(int(pid)):
+        if pid.isdigit() and not psutil.pid_exists(int(pid)):
             found.append(folder)
     return found
 
@@ -59,16 +61,6 @@ def sweep_abandoned_jobs() -> None:
     """Remove abandoned job folders, and the sandboxes in them."""
     for folder in abandoned_jobs():
         shutil.rmtree(folder, ignore_errors=True)
-
-
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def run_job(

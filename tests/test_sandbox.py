@@ -231,7 +231,7 @@ def test_the_kernels_copy_of_a_submission_leaves_links_and_fifos_out(tmp_path, s
     (folder / "linked").symlink_to(secret_outside.parent)
     os.mkfifo(folder / "pipe")
     (folder / "answer.ipynb").write_text("{}")
-    sandbox.copy_plain_tree(folder, tmp_path / "copy")
+    sandbox.copy_plain_tree(folder, tmp_path / "copy", os.getuid())
     copied = sorted(str(p.relative_to(tmp_path / "copy")) for p in (tmp_path / "copy").rglob("*"))
     assert copied == ["data", "data/table.csv"]
 

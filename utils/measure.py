@@ -150,18 +150,21 @@ def compare_ms(
 SLOW_CALL_FACTOR = 10
 
 
+def slow_call_limits(peer_ms: tuple[float, ...], fraction: float) -> list[float]:
+    """Per measurement, the ms over which a warm call is far too slow to reach `fraction` of the peer's throughput."""
+    return [peer / fraction * SLOW_CALL_FACTOR for peer in peer_ms]
+
+
 def far_too_slow(ms: tuple[float, ...], peer_ms: tuple[float, ...], fraction: float) -> bool:
-    """Whether a warm call (`ms`, one per measurement) is over SLOW_CALL_FACTOR times slower than reaching
-    `fraction` of the peer's throughput (`peer_ms`) allows."""
-    limits = [peer / fraction * SLOW_CALL_FACTOR for peer in peer_ms]
-    return any(t > limit for t, limit in zip(ms, limits, strict=True))
+    """Whether a warm call (`ms`, one per measurement) is over one of its `slow_call_limits`."""
+    return any(t > limit for t, limit in zip(ms, slow_call_limits(peer_ms, fraction), strict=True))
 
 
 def assert_not_far_too_slow(ms: tuple[float, ...], peer_ms: tuple[float, ...], fraction: float) -> None:
     """AssertionError when `far_too_slow`, saying by how much."""
     if not far_too_slow(ms, peer_ms, fraction):
         return
-    limits = [peer / fraction * SLOW_CALL_FACTOR for peer in peer_ms]
+    limits = slow_call_limits(peer_ms, fraction)
     took, allowed = (" / ".join(f"{t:.1f}" for t in times) for times in (ms, limits))
     raise AssertionError(
         bilingual(

@@ -55,10 +55,9 @@ class SandboxedKernelManager(AsyncKernelManager):
         if os.geteuid() == 0:
             os.chown(self.connection_file, self.owner, self.owner)  # the kernel runs as the sandbox's uid
         cwd = self.work / "home" / "notebook"
-        sandbox.copy_plain_tree(Path(kw.get("cwd") or "."), cwd)  # the submission's files, never its links
-        for path in [cwd, *cwd.rglob("*")]:
-            if os.geteuid() == 0:
-                os.chown(path, self.owner, self.owner)
+        sandbox.copy_plain_tree(
+            Path(kw.get("cwd") or "."), cwd, self.owner
+        )  # the submission's files, no links
         argv, env = sandbox.command(kernel_cmd, self.work, self.mechanism, cwd=cwd)
         self.log_file = open(self.work / "kernel.log", "ab")  # noqa: SIM115 (the kernel's, closed with the manager)
         weakref.finalize(self, self.log_file.close)

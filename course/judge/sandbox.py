@@ -360,14 +360,15 @@ def choose(requested: str) -> tuple[str, str]:
     )
 
 
-def copy_plain_tree(source: Path, target: Path, skip: str = ".ipynb", limit: int = 256 << 20) -> None:
-    """Copy the folders and regular files under `source` to `target`, never through a link (links, devices and
-    FIFOs are left out), nor files named `*skip`, at most `limit` bytes in all."""
+def copy_plain_tree(
+    source: Path, target: Path, owner: int, skip: str = ".ipynb", limit: int = 256 << 20
+) -> None:
+    """Copy the folders and regular files under `source` to `target`, owned by `owner`, never through a link
+    (links, devices and FIFOs are left out), nor files named `*skip`, at most `limit` bytes in all."""
     budget = limit
     for folder, subfolders, files in os.walk(source, followlinks=False):
         subfolders[:] = [d for d in subfolders if Path(folder, d).resolve() != target.resolve()]
-        into = target / Path(folder).relative_to(source)
-        into.mkdir(parents=True, exist_ok=True)
+        into = private_folder(target / Path(folder).relative_to(source), owner)
         for name in [f for f in files if not f.endswith(skip)]:
             try:
                 fd = os.open(os.path.join(folder, name), os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
@@ -377,7 +378,11 @@ def copy_plain_tree(source: Path, target: Path, skip: str = ".ipynb", limit: int
                 info = os.fstat(fd)
                 if stat.S_ISREG(info.st_mode) and info.st_size <= budget:
                     budget -= info.st_size
-                    (into / name).write_bytes(data.read(info.st_size))
+                    made = os.open(into / name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+                    with open(made, "wb") as copy:
+                        if os.geteuid() == 0:
+                            os.fchown(made, owner, owner)
+                        copy.write(data.read(info.st_size))
 
 
 def bytes_used(folder: Path) -> int:
