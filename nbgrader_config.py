@@ -4,7 +4,7 @@ Environment variables (all optional):
   FLASH_COURSE_CELL_TIMEOUT  seconds one notebook cell may run while autograding (overrides the defaults below);
   FLASH_COURSE_DEVICE        `cpu` forces the CPU defaults even on a GPU box (same variable as `utils.device`);
   FLASH_COURSE_OVERLAY       a private instructor overlay (hidden cases and salt outside the public repository,
-                             see course/overlay.py): its unit judges replace the public ones in this run.
+                             see course/grading/overlay.py): its unit judges replace the public ones in this run.
 """
 
 import os
@@ -94,6 +94,6 @@ c.IgnorePattern.enabled = True
 # A private instructor overlay (FLASH_COURSE_OVERLAY): its judges replace the public ones before any notebook is
 # judged; `python -m course grade` takes the overlay's salt.
 if os.environ.get("FLASH_COURSE_OVERLAY"):
-    from course import overlay
+    from course.grading import overlay
 
     overlay.activate()

@@ -20,7 +20,8 @@ import time
 from pathlib import Path
 
 import utils
-from course import grade, notebooks, release, submissions, wrong
+from course import notebooks, release, wrong
+from course.grading import grade, submissions
 from course.layout import COURSE, Course
 
 UNIT = "08_flash_attention_triton"

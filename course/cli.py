@@ -176,7 +176,7 @@ def build_parser() -> argparse.ArgumentParser:
 def run_release(args) -> int:
     status = _release().main(args.units, check=args.check)
     if status == 0 and not args.check:
-        from course import semester
+        from course.grading import semester
 
         course = _course()
         if lock := semester.pin_release(course, course.select(args.units)):
@@ -205,7 +205,7 @@ def run_grade(args) -> int:
 
 
 def run_regrade(args) -> int:
-    from course import semester
+    from course.grading import semester
     from utils.messages import bilingual
 
     grade, course = _grade(), _course()
@@ -236,7 +236,7 @@ def _release():
 
 
 def _grade():
-    from course import grade
+    from course.grading import grade
 
     return grade
 
@@ -266,7 +266,7 @@ def _course():
 
 
 def _lms():
-    from course import lms
+    from course.grading import lms
 
     return lms
 

@@ -9,7 +9,8 @@ import shutil
 import tomllib
 from pathlib import Path
 
-from course import grade, notebooks, release, submissions, wrong
+from course import notebooks, release, wrong
+from course.grading import grade, submissions
 from course.judge import sandbox
 from course.layout import COURSE, SAMPLE_CLASS, Course
 from utils.messages import bilingual

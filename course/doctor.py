@@ -75,7 +75,7 @@ def sandbox_line() -> str:
 def settings_lines(course, roster: Path | None) -> tuple[list[str], bool]:
     """A line per semester file (semester.toml, the roster: `roster`, else the course root's roster.csv if there
     is one) with what is wrong in it, and whether anything is."""
-    from course import lms, semester
+    from course.grading import lms, semester
 
     checks = [
         (semester.semester_path(course), lambda path: semester.load_policy(path, course)),

@@ -4,7 +4,7 @@ formgrader's Autograde button and plain `nbgrader autograde` would grade without
 (every student's hidden inputs derivable from their id), grades.csv, late penalties and provenance; its Generate
 button and `nbgrader generate_assignment` would release without the course's leak check. nbgrader_config.py
 gives both converters an exporter that refuses before anything is read or written (the gradebook, autograded/,
-release/), unless the course's worker started the run (`course.worker.make_api` sets `run_by_course`).
+release/), unless the course's worker started the run (`course.grading.worker.make_api` sets `run_by_course`).
 """
 
 from __future__ import annotations

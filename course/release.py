@@ -9,8 +9,8 @@ import tempfile
 from pathlib import Path
 
 from course import notebooks
+from course.grading.runner import run_job
 from course.layout import COURSE, SAMPLE_CLASS, Course
-from course.runner import run_job
 from utils.messages import bilingual
 
 GENERATE_TIMEOUT = 600

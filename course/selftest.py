@@ -29,9 +29,10 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from course import grade, leaks, notebooks, release, wrong
+from course import leaks, notebooks, release, wrong
+from course.grading import grade
+from course.grading.runner import run_job
 from course.layout import COURSE, Course
-from course.runner import run_job
 from utils.messages import bilingual
 
 MIN_WRONG = 3

@@ -9,7 +9,8 @@ import shutil
 
 import pytest
 
-from course import demo, grade, notebooks, selftest, wrong
+from course import demo, notebooks, selftest, wrong
+from course.grading import grade
 from course.judge import units as judged
 from course.layout import COURSE, Course
 

@@ -12,7 +12,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from course import ROOT, grade, notebooks, submissions
+from course import ROOT, notebooks
+from course.grading import grade, submissions
 from course.layout import COURSE, Course
 
 UNIT = "06_flash_attention_pytorch"

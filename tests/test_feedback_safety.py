@@ -324,7 +324,7 @@ def test_a_hostile_submission_graded_by_the_course_shows_nothing_active_in_its_f
     hold nothing active, nothing over the caps, not the salt."""
     from pipeline_fixture import FIXTURE, FIXTURE_COURSE, UNIT
 
-    from course import grade, submissions
+    from course.grading import grade, submissions
     from course.layout import Course
 
     course = Course(tmp_path / "course", FIXTURE_COURSE.wrong)

@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 from pipeline_fixture import FIXTURE, FIXTURE_COURSE, UNIT
 
-from course import grade, release, semester, submissions
+from course import release
+from course.grading import grade, semester, submissions
 from course.layout import Course
 
 SECRET = "TOP-SECRET-7f3a9c"
@@ -185,7 +186,7 @@ def big_notebook(size: int) -> str:
     return json.dumps(nb)
 
 
-# The default limits (course/intake.py): 16 MiB per notebook, 64 MiB per file, 128 MiB and 1000 entries per
+# The default limits (course/grading/intake.py): 16 MiB per notebook, 64 MiB per file, 128 MiB and 1000 entries per
 # submission.
 @pytest.mark.parametrize(
     "members, words",

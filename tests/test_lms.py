@@ -9,7 +9,8 @@ import nbgrader.api
 import pytest
 from nbgrader.api import Gradebook
 
-from course import lms, notebooks, worker
+from course import notebooks
+from course.grading import lms, worker
 from course.layout import COURSE, Course
 
 UNIT = "01_memory_bottleneck"

@@ -11,7 +11,8 @@ import pytest
 from nbgrader.api import Gradebook
 from pipeline_fixture import FIXTURE, FIXTURE_COURSE, UNIT
 
-from course import ROOT, grade, submissions
+from course import ROOT
+from course.grading import grade, submissions
 from course.layout import COURSE, Course
 
 COURSE_ID = "flash-attention-first-principles"

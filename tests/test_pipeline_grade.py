@@ -11,7 +11,8 @@ import zipfile
 import pytest
 from pipeline_fixture import FIXTURE, FIXTURE_COURSE, UNIT
 
-from course import cli, demo, grade, intake, notebooks, release, submissions
+from course import cli, demo, notebooks, release
+from course.grading import grade, intake, submissions
 from course.layout import Course
 
 

@@ -9,9 +9,10 @@ import pytest
 from nbgrader.api import Gradebook
 from pipeline_fixture import FIXTURE, FIXTURE_COURSE, UNIT
 
-from course import cli, demo, grade, release, worker
+from course import cli, demo, release
+from course.grading import grade, worker
+from course.grading.runner import run_job, worker_env
 from course.layout import SAMPLE_CLASS, Course
-from course.runner import run_job, worker_env
 
 
 def snapshot(root):

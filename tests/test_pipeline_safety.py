@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 from pipeline_fixture import FIXTURE, FIXTURE_COURSE, UNIT
 
-from course import ROOT, grade, release, runner, submissions
+from course import ROOT, release
+from course.grading import grade, runner, submissions
 from course.layout import Course
 
 
@@ -66,7 +67,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from course import grade
+from course.grading import grade
 from course.layout import Course
 course = Course(Path(sys.argv[1]), Path(sys.argv[2]))
 rows = grade.grade(course, course.submitted, timeout=300, jobs=1, everything=sys.argv[3] == "all")

@@ -15,7 +15,8 @@ import nbgrader.api
 import pytest
 from nbgrader.api import Gradebook
 
-from course import cli, grade, lms, notebooks, release, submissions, worker, wrong
+from course import cli, notebooks, release, wrong
+from course.grading import grade, lms, submissions, worker
 from course.layout import COURSE, Course
 
 UNIT, NB = "01_memory_bottleneck", "memory_bottleneck"

@@ -7,7 +7,8 @@ import stat
 
 import pytest
 
-from course import ROOT, grade, notebooks
+from course import ROOT, notebooks
+from course.grading import grade
 from course.judge.core import seed_for
 from course.judge.preprocessor import Judge
 from course.layout import Course

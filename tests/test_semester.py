@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from course import ROOT, grade, overlay, semester
+from course import ROOT
+from course.grading import grade, overlay, semester
 from course.layout import COURSE, Course
 
 UTC8 = dt.timezone(dt.timedelta(hours=8))
@@ -132,7 +133,7 @@ def test_a_narrowed_regrade_keeps_the_other_lines_and_is_logged(tmp_path):
 OVERLAY_JUDGE = """
 import torch
 from course.judge import unit06 as public
-from course.overlay import copy_unit
+from course.grading.overlay import copy_unit
 
 UNIT = copy_unit(public.UNIT)
 NEGATED = "取负的分数 · negated scores"
@@ -151,11 +152,12 @@ def negated(j):
 JUDGE_WITH_CONFIG = """
 import json, sys
 from pathlib import Path
-from course import grade, notebooks, submissions, worker
+from course import notebooks
+from course.grading import grade, submissions, worker
 from course.judge import units
 from course.judge.preprocessor import judge_notebook
 from course.layout import COURSE
-from course.overlay import copy_unit
+from course.grading.overlay import copy_unit
 worker.make_api(sys.argv[1])
 name = "flash_attention_pytorch.ipynb"
 unit = copy_unit(units.UNITS[name])
@@ -214,7 +216,8 @@ def test_feedback_only_writes_feedback_and_never_the_gradebook(tmp_path):
     submitted/ and feedback/ stay as they were."""
     from pipeline_fixture import FIXTURE, FIXTURE_COURSE, UNIT
 
-    from course import release, submissions
+    from course import release
+    from course.grading import submissions
 
     course = Course(tmp_path / "course", FIXTURE_COURSE.wrong)
     shutil.copytree(FIXTURE / "source", course.source)
@@ -284,7 +287,7 @@ timezone = "Europe/Berlin"
         ('[due]\n"06" = "next friday"\n', 2, "2026-03-06T23:59:00"),
         ('[due]\n"06" = 2026-03-06T23:59:00\n[extensions.alice]\n"07" = 2\n', 4, "no due date"),
         ('[due]\n"06" = 2026-03-06T23:59:00\n[extensions.alice]\n"06" = -1\n', 4, "days"),
-        ("[late]\npenalty_per_day = 0.1\nwrong line\n", 3, "course/semester.py"),
+        ("[late]\npenalty_per_day = 0.1\nwrong line\n", 3, "course/grading/semester.py"),
     ],
     ids=[
         "unknown-zone",
@@ -337,7 +340,7 @@ def test_a_timestamp_without_an_offset_is_in_the_semesters_zone(tmp_path):
 
 
 def test_the_roster_header_and_ids_are_checked(tmp_path):
-    from course import lms
+    from course.grading import lms
 
     roster = tmp_path / "roster.csv"
     roster.write_text("id,name\nalice,Alice\n")
@@ -384,7 +387,7 @@ def test_course_check_validates_the_semester_file_and_the_roster(tmp_path, monke
 def test_an_extension_granted_after_grading_needs_no_regrade(tmp_path, capsys):
     """grades.csv keeps each submission's time; `course export` recomputes the late columns from semester.toml
     as it is now."""
-    from course import lms
+    from course.grading import lms
 
     course = Course(tmp_path, COURSE.wrong)
     course.source.symlink_to(COURSE.source)

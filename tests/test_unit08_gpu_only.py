@@ -11,7 +11,8 @@ import torch
 import triton
 
 import utils
-from course import grade, notebooks, selftest, wrong
+from course import notebooks, selftest, wrong
+from course.grading import grade
 from course.layout import COURSE, Course
 from utils import checks_flash_triton
 

@@ -17,7 +17,8 @@ import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
-from course import notebooks, semester
+from course import notebooks
+from course.grading import semester
 from course.layout import Course
 from utils.messages import bilingual
 

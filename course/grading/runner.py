@@ -1,4 +1,4 @@
-"""Run `course.worker` jobs in child processes with a wall-clock limit (the parent never imports nbgrader)."""
+"""Run `course.grading.worker` jobs in child processes with a wall-clock limit (the parent never imports nbgrader)."""
 
 from __future__ import annotations
 
@@ -78,7 +78,7 @@ def run_job(
         scratch = Path(tmp) / "scratch"  # every sandbox of the job lives here: removed even when it is killed
         scratch.mkdir()
         proc = subprocess.Popen(
-            [sys.executable, "-m", "course.worker", str(request_path), str(result_path)],
+            [sys.executable, "-m", "course.grading.worker", str(request_path), str(result_path)],
             cwd=ROOT,
             env={**worker_env(threads), "TMPDIR": str(scratch)},
             stdout=sink,

@@ -30,7 +30,7 @@ given to `course grade --timestamps`; a time without an offset is in the semeste
 submission's time, and `course export` computes the late columns again from `semester.toml` as it is then: an
 extension granted after grading needs no regrade.
 A `timestamp.txt` inside an upload is the student's own file and never read: intake leaves it out and writes the
-CSV's time in its place (course/intake.py); only `submitted/` graded in place keeps the one `collect` wrote.
+CSV's time in its place (course/grading/intake.py); only `submitted/` graded in place keeps the one `collect` wrote.
 """
 
 from __future__ import annotations
@@ -157,7 +157,10 @@ KNOWN_KEYS = {
     "": ("timezone", "late", "due", "extensions"),
     "late": ("penalty_per_day", "max_penalty", "grace_minutes"),
 }
-FORMAT_FIX = ("格式见 course/semester.py 开头", "see the format at the top of course/semester.py")
+FORMAT_FIX = (
+    "格式见 course/grading/semester.py 开头",
+    "see the format at the top of course/grading/semester.py",
+)
 
 
 def line_of(text: str, table: str, key: str | None = None) -> int | None:

@@ -1,6 +1,6 @@
-"""The nbgrader side of the pipeline, run in a child process: `python -m course.worker REQUEST.json RESULT.json`.
+"""The nbgrader side of the pipeline, run in a child process: `python -m course.grading.worker REQUEST.json RESULT.json`.
 
-The parent (`course.runner`) gives each job a wall-clock limit and kills its whole process group when it
+The parent (`course.grading.runner`) gives each job a wall-clock limit and kills its whole process group when it
 runs over, so a student's kernel that hangs or takes the machine down cannot stop the grading of others.
 Results are rewritten after every notebook, so what finished before a kill is kept.
 

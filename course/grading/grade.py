@@ -2,7 +2,7 @@
 
 Up to `--jobs` (student, unit) pairs are graded at once. nbgrader cannot share one sqlite gradebook between
 concurrent runs, so each pair is graded against a private copy of the course's gradebook; as each pair finishes,
-a `merge` job copies its grades into the course's gradebook (one merge at a time, see `course.worker`), keeping
+a `merge` job copies its grades into the course's gradebook (one merge at a time, see `course.grading.worker`), keeping
 the hand grades given in formgrader, and its row is saved under `autograded/.progress/`. Pairs whose saved row
 matches the submission as it is now are not graded again (unless `--all`): the weekly run grades the new unit,
 and a class too large for one sitting is graded across several. One run at a time grades a course (a lock).
@@ -33,10 +33,11 @@ import torch
 from tqdm import tqdm
 
 import utils
-from course import intake, lms, notebooks, semester
+from course import notebooks
+from course.grading import intake, lms, semester
+from course.grading.runner import run_job
 from course.judge import sandbox as judge_sandbox
 from course.layout import COURSE, Course
-from course.runner import run_job
 from utils.messages import bilingual
 
 STATUS_ZH = {
@@ -48,7 +49,7 @@ STATUS_ZH = {
     "error": "评分出错",
     "missing": "未提交",
     "unknown unit": "未知单元",
-    "not graded": "未评分",  # refused at intake (course/intake.py): the reason is in flag_reasons
+    "not graded": "未评分",  # refused at intake (course/grading/intake.py): the reason is in flag_reasons
 }
 
 
@@ -196,7 +197,7 @@ class Round:
 def grading_salt(course: Course) -> str:
     """The course's grading-round salt (the overlay's, else `.grading_salt`, made once): a regrade sees the same
     hidden inputs."""
-    from course import overlay
+    from course.grading import overlay
 
     if (private := overlay.salt()) is not None:
         return private
@@ -332,7 +333,7 @@ def merge_gradebooks(
     changed: frozenset[tuple[str, str]] = frozenset(),
 ) -> None:
     """Copy every pair's grades from its private gradebook into the course's, one after another, keeping the
-    hand grades; a hand grade that needs review again (`course.worker.copy_submission`) flags its row."""
+    hand grades; a hand grade that needs review again (`course.grading.worker.copy_submission`) flags its row."""
     merges = [
         {
             "gradebook": str(folder / "gradebook.db"),
@@ -412,7 +413,7 @@ def copy_class(
     only: Callable[[str, str], bool] | None = None,
     times: dict[tuple[str, str], dt.datetime] | None = None,
 ) -> list[intake.Intake]:
-    """Place the class's known units into submitted/ through intake (course/intake.py; originals untouched,
+    """Place the class's known units into submitted/ through intake (course/grading/intake.py; originals untouched,
     submitted/ itself is checked and rewritten in place); every (student, unit) found (with `only`, those it
     accepts: the others are not touched), refused ones with the reason."""
     return intake.take_class(course, submissions, only, times)
