@@ -123,8 +123,9 @@ def main(course=None, roster: Path | None = None) -> int:
             bilingual(f"中文字体：{font}", f"CJK font: {font}")
             if font
             else bilingual(
-                "没有中文字体，图中标签只显示英文（安装 fonts-noto-cjk 后为双语）",
-                "no CJK font: plot labels fall back to English (install fonts-noto-cjk for bilingual labels)",
+                "没有中文字体（系统没有，PyPI 的 noto-cjk-sans-otc 也没装），图中标签只显示英文：重新运行 bash course.sh",
+                "no CJK font (none on the system, and PyPI's noto-cjk-sans-otc is missing): plot labels fall back to "
+                "English; run bash course.sh again",
             )
         )
     )

@@ -28,7 +28,7 @@ def conda_requirements() -> dict[str, str]:
     found = {}
     text = (ROOT / "environment.yml").read_text()
     for line in text.split("\ndependencies:\n", 1)[1].splitlines():
-        item = re.match(r"^  - ([A-Za-z0-9_.\-]+[^#]*)$", line)
+        item = re.match(r"^(?:  |      )- (\w[\w.\-]*[^#]*?)\s*(?:#.*)?$", line)  # conda's, then pip's
         if item:
             name, spec = split(item.group(1))
             if name not in CONDA_ONLY:

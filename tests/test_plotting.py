@@ -1,11 +1,16 @@
 """utils.plotting: measurement plots and the tile-visit picture."""
 
+import io
+import warnings
+
 import matplotlib
 
 matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt  # noqa: E402
 import pytest  # noqa: E402
+from matplotlib import font_manager  # noqa: E402
+from matplotlib.ft2font import FT2Font  # noqa: E402
 
 from utils import plotting  # noqa: E402
 
@@ -69,6 +74,51 @@ def test_cjk_font_is_installed_or_none():
     font = plotting.cjk_font()
     installed = {f.name for f in matplotlib.font_manager.fontManager.ttflist}
     assert font is None or font in installed
+
+
+def _draws_chinese(path: str) -> bool:
+    try:
+        return FT2Font(path).get_char_index(ord("中")) != 0
+    except (OSError, RuntimeError):
+        return False
+
+
+@pytest.fixture
+def fresh_machine_fonts(monkeypatch):
+    """matplotlib as on a fresh machine: none of its fonts draws Chinese (the packaged font not yet added)."""
+    manager = font_manager.fontManager
+    monkeypatch.setattr(manager, "ttflist", [f for f in manager.ttflist if not _draws_chinese(f.fname)])
+    monkeypatch.setitem(matplotlib.rcParams, "font.sans-serif", list(matplotlib.rcParams["font.sans-serif"]))
+    plotting.cjk_font.cache_clear()
+    manager._findfont_cached.cache_clear()
+    yield
+    plotting.cjk_font.cache_clear()
+    manager._findfont_cached.cache_clear()
+
+
+def missing_glyphs() -> list[str]:
+    """matplotlib's missing-glyph warnings while a figure with bilingual labels is drawn."""
+    ax = plotting.axes()
+    ax.set_xlabel(plotting.text("序列长度 N", "sequence length N"))
+    ax.set_title(plotting.text("峰值显存", "peak memory"))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        ax.figure.savefig(io.BytesIO(), format="png")
+    return [str(w.message) for w in caught if "missing from font" in str(w.message)]
+
+
+def test_the_packaged_cjk_font_makes_plots_bilingual_without_a_system_font(fresh_machine_fonts):
+    assert plotting.packaged_cjk_font() is not None, "noto-cjk-sans-otc is a dependency of the course"
+    font = plotting.cjk_font()
+    assert font is not None and "CJK" in font
+    assert plotting.text("时间", "time") == "时间 · time"
+    assert missing_glyphs() == []
+
+
+def test_without_any_cjk_font_labels_are_english_and_draw_every_glyph(fresh_machine_fonts, monkeypatch):
+    monkeypatch.setattr(plotting, "packaged_cjk_font", lambda: None)
+    assert plotting.cjk_font() is None and plotting.text("时间", "time") == "time"
+    assert missing_glyphs() == []
 
 
 @pytest.mark.parametrize("is_causal", [False, True])

@@ -1,12 +1,14 @@
 """Plots shared by the units: measurements against N, and which tiles a FlashAttention loop visits.
 
-Labels are bilingual (`中文 · English`) when a CJK-capable font is installed; otherwise they are English
-only, so the figure never shows missing-glyph boxes.
+Labels are bilingual (`中文 · English`) when a CJK-capable font is available: one the system has, else the Noto
+Sans CJK that the course's dependencies bring from PyPI (`noto-cjk-sans-otc`), registered with matplotlib here.
+Without either the labels are English only, so the figure never shows missing-glyph boxes.
 """
 
 from __future__ import annotations
 
 import functools
+from pathlib import Path
 
 import matplotlib.pyplot as plt
 from matplotlib import font_manager
@@ -37,11 +39,33 @@ _MIB = 2**20
 _TILE_COLOURS = {"full": "tab:blue", "partial": "tab:orange", "skipped": "whitesmoke"}
 
 
+def _installed(names) -> str | None:
+    """The first of `names` that matplotlib knows, or None."""
+    known = {f.name for f in font_manager.fontManager.ttflist}
+    return next((name for name in names if name in known), None)
+
+
+def packaged_cjk_font() -> Path | None:
+    """The Noto Sans CJK collection installed from PyPI with the course, or None where it is missing."""
+    try:
+        import noto_cjk_sans_otc
+    except ImportError:
+        return None
+    path = Path(str(noto_cjk_sans_otc.FONT_PATH))
+    return path if path.is_file() else None
+
+
 @functools.cache
 def cjk_font() -> str | None:
-    """The name of an installed font that can draw Chinese, or None."""
-    installed = {f.name for f in font_manager.fontManager.ttflist}
-    return next((name for name in CJK_FONTS if name in installed), None)
+    """The name of a font that can draw Chinese: an installed one, else the packaged Noto Sans CJK (registered
+    with matplotlib now; matplotlib >= 3.10 reads every face of the collection, older versions its first,
+    Japanese, face, which draws Chinese as well), else None."""
+    found = _installed(CJK_FONTS)
+    packaged = packaged_cjk_font()
+    if found is None and packaged is not None:
+        font_manager.fontManager.addfont(str(packaged))
+        found = _installed((*CJK_FONTS, font_manager.FontProperties(fname=packaged).get_name()))
+    return found
 
 
 def text(zh: str, en: str) -> str:
