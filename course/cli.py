@@ -169,6 +169,38 @@ def build_parser() -> argparse.ArgumentParser:
     add_jobs_option(demo)
     demo.set_defaults(run=lambda args: _demo().main(args.timeout, args.jobs))
 
+    similar = sub.add_parser(
+        "similarity",
+        help="学生代码之间及与参考答案的相似度：HTML 报告，并在成绩表中标记待复核（不改分数）/ "
+        "similarity between students' code and with the reference solutions: an HTML report and a review flag "
+        "in grades.csv (scores never change)",
+    )
+    similar.add_argument(
+        "submissions",
+        nargs="?",
+        help="<学生>/<单元>/*.ipynb 文件夹（默认 submitted/）/ folder of <student>/<unit>/*.ipynb "
+        "(default: submitted/, as graded)",
+    )
+    similar.add_argument(
+        "--unit", action="append", default=[], help="只查这些单元（可重复）/ only this unit (repeatable)"
+    )
+    similar.add_argument(
+        "--threshold",
+        type=float,
+        help="标记的相似度（0–1，默认 0.8）/ similarity that flags a student (0–1, default 0.8)",
+    )
+    similar.set_defaults(
+        run=lambda args: _similarity().main(_course(), args.submissions, args.unit, args.threshold)
+    )
+
+    stats = sub.add_parser(
+        "stats",
+        help="每个单元各性质的全班失败率：表格与图 / how often each judged property failed across the class, "
+        "per unit: a table and a plot",
+    )
+    stats.add_argument("unit", nargs="?", metavar="UNIT", help="单元（默认全部）/ unit (default: all)")
+    stats.set_defaults(run=lambda args: _stats().main(_course(), args.unit))
+
     bench.add_parser(sub)  # its heavy imports (torch, triton) happen in bench.main
     return parser
 
@@ -269,6 +301,18 @@ def _lms():
     from course.grading import lms
 
     return lms
+
+
+def _similarity():
+    from course.grading import similarity
+
+    return similarity
+
+
+def _stats():
+    from course.grading import stats
+
+    return stats
 
 
 def _demo():

@@ -34,7 +34,7 @@ from tqdm import tqdm
 
 import utils
 from course import notebooks
-from course.grading import intake, lms, semester
+from course.grading import intake, lms, semester, similarity, stats
 from course.grading.runner import run_job
 from course.judge import sandbox as judge_sandbox
 from course.layout import COURSE, Course
@@ -64,6 +64,8 @@ class Row:
     problems: dict[str, str] = field(default_factory=dict)  # notebook -> status other than "graded"
     cells: dict[str, float] = field(default_factory=dict)  # "notebook/grade_id" -> score
     flags: list[str] = field(default_factory=list)  # why it is flagged for review (judge, intake, its time)
+    # "notebook/grade_id" -> {property: passed}: each judged property's verdict (course.grading.stats)
+    checks: dict[str, dict[str, bool]] = field(default_factory=dict)
     sandboxes: set[str] = field(default_factory=set)  # where the judge ran the student's code
     # where the time went: "nb" -> nbgrader's autograde of it (execution and judge), "nb/judge" -> the judge,
     # "nb/grade_id" -> the judge's cases of that cell
@@ -245,6 +247,7 @@ def grade_pair(
             continue
         row.score += sum(score for score, _ in entry["scores"].values())
         row.cells.update({f"{nb}/{gid}": score for gid, (score, _) in entry["scores"].items()})
+        row.checks.update(stats.cell_checks(nb, entry))
         judged = entry.get("judge") or {}
         row.seconds[nb] = entry.get("seconds", 0.0)
         if judged:
@@ -540,10 +543,11 @@ def grade(
             graded.update({(row.student, row.unit): row for row in rows})
         rows = [graded.get(pair) or not_graded(course, pair, refused.get(pair)) for pair in pairs]
         for row, found in zip(rows, intakes, strict=True):
-            row.flags += found.notes
+            row.flags += found.notes + similarity.saved_flags(course, row.student, row.unit)
         times = submission_times(course, rows, uploads, policy.zone)
         columns = grade_columns(policy, times, semester.provenance(salt, version))
         write_csv(rows, course.root / "grades.csv", columns, keep_others=selection.narrowed)
+        stats.write_checks(rows, course.root / stats.CHECKS_FILE, keep_others=selection.narrowed)
         lms.write_cells(course)
     return rows
 

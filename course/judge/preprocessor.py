@@ -6,7 +6,7 @@ in a sandboxed child on seeded inputs, compares with float64 references here, an
 cell's outputs by its report: nothing more for full marks, the points as the cell's value for partial
 credit, an error for zero (nbgrader's own rule). What the notebook's kernel printed or raised in that cell
 (the visible self-check) is kept as one line of the report, never as the grade. The summary of each notebook
-(seeds, sandbox, flags) goes to `report_dir` for `course grade`.
+(seeds, sandbox, flags, whether each judged property held) goes to `report_dir` for `course grade`.
 """
 
 from __future__ import annotations
@@ -163,7 +163,7 @@ def judge_notebook(
         started = time.monotonic()
         seed = seed_for(salt, student, unit.notebook, grade_id)
         kernel_passed, kernel_line = kernel_summary(cell)
-        points, judged, flag = points_of(cell), True, None
+        points, judged, flag, properties = points_of(cell), True, None, {}
         if uses_library:
             score = 0.0
             report = "\n".join(
@@ -179,6 +179,7 @@ def judge_notebook(
             judge = unit.cells[grade_id]
             judgement = judge_cell(judge, child(), seed, on_gpu)
             judged = bool(judgement.judged_properties())
+            properties = {prop: judgement.passed(prop) for prop in judgement.judged_properties()}
             score = round(points * judgement.share(), 2)
             report = judgement.report(points, score)
             judged_selfcheck = judge.selfcheck in judgement.judged_properties()
@@ -191,6 +192,7 @@ def judge_notebook(
             "selfcheck": kernel_passed,
             "selfcheck_seconds": notebook_seconds(cell),
             "score": [score, points],
+            "properties": properties,
             "flag": flag,
             "seconds": round(time.monotonic() - started, 1),
         }
@@ -203,10 +205,12 @@ def judge_notebook(
             each.close()
         shutil.rmtree(triton_cache, ignore_errors=True)
     summary = {"scores": {}, "seeds": {}, "selfchecks": {}, "cell_seconds": {}, "selfcheck_seconds": {}}
+    summary["properties"] = {}  # grade_id -> {property: passed}, of the properties judged here
     for cell, verdict in zip(cells, verdicts, strict=True):
         grade_id = cell.metadata["nbgrader"]["grade_id"]
         cell.outputs = verdict["outputs"]
         summary["scores"][grade_id] = verdict["score"]
+        summary["properties"][grade_id] = verdict["properties"]
         summary["seeds"][grade_id] = verdict["seed"]
         summary["selfchecks"][grade_id] = verdict["selfcheck"]
         summary["cell_seconds"][grade_id] = verdict["seconds"]

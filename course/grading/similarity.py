@@ -1,0 +1,257 @@
+"""`python -m course similarity [SUBMISSIONS]`: students' code compared with each other's and with the course's.
+
+For each unit, each student's solution cells (the graded exercises, as the judge reads them) are compared with
+every other student's and with the reference solutions (the source notebooks' solution cells and the modules
+of `course/reference/`), by copydetect (winnowed fingerprints of the tokenised code: renaming variables or
+functions, changing comments or spacing does not hide a copy); what the release gives every student (the
+cells' signatures and docstrings) is left out. The HTML report goes to `similarity/<unit>/report.html` in the
+course root; a student whose code matches another's, or the reference, above the threshold is flagged for
+review in grades.csv (`flag_reasons`), never marked down: short exercises can look alike by honest work, and
+only a person decides. The flag stays while the student's solution cells stay as they were checked (a later
+`course grade` keeps it; a changed submission drops it until the next check).
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from course import notebooks
+from course.grading import intake
+from course.judge.student_code import solution_sources
+from course.layout import Course
+from utils.messages import bilingual
+
+DEFAULT_THRESHOLD = 0.8  # share of a student's code found in another's (copydetect's similarity)
+FOLDER = "similarity"
+FLAGS_FILE = "flags.json"  # "student/unit" -> {"code": digest of the code checked, "reasons": [...]}
+
+
+def solution_ids(course: Course, unit: str, notebook: str) -> list[str]:
+    return list(notebooks.solution_cells(notebooks.read(course.source / unit / notebook)))
+
+
+def student_code(course: Course, folder: Path, student: str, unit: str) -> str:
+    """The student's solution cells of the unit, notebook after notebook ("" when none is found)."""
+    parts = []
+    for notebook in course.notebooks(unit):
+        path = folder / student / unit / notebook
+        if not path.is_file():
+            continue
+        try:
+            found = solution_sources(notebooks.read(path), solution_ids(course, unit, notebook))
+        except Exception:  # noqa: BLE001 (not a notebook: intake refuses it, nothing to compare)
+            continue
+        parts += [f"# --- {notebook} {gid}\n{source.rstrip()}\n" for gid, source in found]
+    return "\n".join(parts)
+
+
+def reference_code(course: Course, unit: str) -> tuple[str, str]:
+    """(the source notebooks' solution cells as a student would type them, what the release gives of them)."""
+    solutions, given = [], []
+    for notebook in course.notebooks(unit):
+        for gid, cell in notebooks.solution_cells(notebooks.read(course.source / unit / notebook)).items():
+            solutions.append(f"# --- {notebook} {gid}\n{notebooks.without_markers(cell.source)}\n")
+            given.append("\n".join(notebooks.partition(cell.source)[1]) + "\n")
+    return "\n".join(solutions), "\n".join(given)
+
+
+def reference_modules(course: Course) -> list[Path]:
+    """The course's reference implementations (`course/reference/*.py`, beside the wrong implementations)."""
+    folder = course.wrong.parent / "reference"
+    return sorted(p for p in folder.glob("*.py") if p.name != "__init__.py") if folder.is_dir() else []
+
+
+def digest(code: str) -> str:
+    return hashlib.sha256(code.encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class Match:
+    """A student's code that matches another's (or a reference) above the threshold."""
+
+    student: str
+    other: str  # a student, or "reference: <file>"
+    share: float  # of the student's code (for two students: the larger of the two shares)
+
+    def reason(self, report: Path) -> str:
+        if self.other.startswith("reference: "):
+            source = self.other.removeprefix("reference: ")
+            return bilingual(
+                f"相似度：代码的 {self.share:.0%} 与参考答案（{source}）相同，请复核（{report}）",
+                f"similarity: {self.share:.0%} of the code matches the reference solution ({source}): "
+                f"review it ({report})",
+            )
+        return bilingual(
+            f"相似度：与 {self.other} 的代码有 {self.share:.0%} 相同，请复核（{report}）",
+            f"similarity: {self.share:.0%} of the code matches {self.other}'s: review it ({report})",
+        )
+
+
+def compare(course: Course, folder: Path, unit: str, threshold: float) -> tuple[list[Match], Path | None]:
+    """Compare the unit's students (in `folder`, <student>/<unit>/*.ipynb) with each other and the references;
+    write the report; the matches at or above `threshold` and the report (None: fewer than one student)."""
+    from copydetect import CopyDetector
+
+    out = course.root / FOLDER / unit
+    shutil.rmtree(out, ignore_errors=True)
+    students, references, given = out / "students", out / "reference", out / "given"
+    for made in (students, references, given):
+        made.mkdir(parents=True)
+    codes = {}
+    for path in sorted(folder.glob(f"*/{unit}")):
+        student = path.parent.name
+        if intake.SAFE_NAME.fullmatch(student) and (code := student_code(course, folder, student, unit)):
+            codes[student] = code
+            (students / f"{student}.py").write_text(code, encoding="utf-8")
+    if not codes:
+        return [], None
+    solutions, stubs = reference_code(course, unit)
+    (references / "solution_cells.py").write_text(solutions, encoding="utf-8")
+    for module in reference_modules(course):
+        shutil.copyfile(module, references / module.name)
+    (given / "release.py").write_text(stubs, encoding="utf-8")
+    report = out / "report.html"
+    detector = CopyDetector(
+        test_dirs=[str(students)],
+        ref_dirs=[str(students), str(references)],
+        boilerplate_dirs=[str(given)],
+        extensions=["py"],
+        display_t=min(threshold, 0.33),
+        autoopen=False,
+        silent=True,
+        out_file=str(report),
+    )
+    detector.run()
+    detector.generate_html_report()
+    return matches(detector, threshold), report
+
+
+def matches(detector, threshold: float) -> list[Match]:
+    """Each student's matches at or above the threshold, from copydetect's similarity matrix."""
+    found = []
+    for i, test in enumerate(map(Path, detector.test_files)):
+        for j, ref in enumerate(map(Path, detector.ref_files)):
+            mine, theirs = detector.similarity_matrix[i, j]
+            if ref.parent.name == "students":
+                other, share = ref.stem, max(mine, theirs)
+            else:
+                other, share = f"reference: {ref.name}", mine
+            if mine >= 0 and share >= threshold:
+                found.append(Match(test.stem, other, float(share)))
+    return sorted(found, key=lambda m: (m.student, -m.share, m.other))
+
+
+def flags_path(course: Course) -> Path:
+    return course.root / FOLDER / FLAGS_FILE
+
+
+def read_flags(course: Course) -> dict[str, dict]:
+    try:
+        return json.loads(flags_path(course).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+
+
+def saved_flags(course: Course, student: str, unit: str) -> list[str]:
+    """The similarity check's reasons to review the pair, while its solution cells are as they were checked."""
+    entry = read_flags(course).get(f"{student}/{unit}")
+    if not entry or entry["code"] != digest(student_code(course, course.submitted, student, unit)):
+        return []
+    return entry["reasons"]
+
+
+def record(course: Course, folder: Path, unit: str, found: list[Match], report: Path) -> dict[str, list[str]]:
+    """Keep the unit's flags ("student/unit" -> reasons), replacing its earlier check; the earlier reasons."""
+    flags = read_flags(course)
+    earlier = {key: entry["reasons"] for key, entry in flags.items() if key.endswith(f"/{unit}")}
+    flags = {key: entry for key, entry in flags.items() if key not in earlier}
+    for match in found:
+        code = digest(student_code(course, folder, match.student, unit))
+        entry = flags.setdefault(f"{match.student}/{unit}", {"code": code, "reasons": []})
+        entry["reasons"].append(match.reason(report.relative_to(course.root)))
+    path = flags_path(course)
+    partial = path.with_suffix(".partial")
+    partial.write_text(json.dumps(flags, ensure_ascii=False, indent=1), encoding="utf-8")
+    partial.replace(path)
+    return earlier
+
+
+def flag_grades(course: Course, unit: str, earlier: dict[str, list[str]]) -> int:
+    """Put the unit's similarity flags into grades.csv (`flagged`, `flag_reasons`), replacing the earlier
+    check's; scores are never touched. The number of lines flagged by it."""
+    path = course.root / "grades.csv"
+    if not path.is_file():
+        return 0
+    with path.open(newline="", encoding="utf-8") as f:
+        reader = csv.DictReader(f)
+        columns, lines = reader.fieldnames or [], list(reader)
+    flagged = 0
+    for line in lines:
+        if line["unit"] != unit:
+            continue
+        key = f"{line['student_id']}/{unit}"
+        old = set(earlier.get(key, []))
+        reasons = [r for r in line["flag_reasons"].split(" | ") if r and r not in old]
+        new = saved_flags(course, line["student_id"], unit)
+        flagged += bool(new)
+        line["flag_reasons"] = " | ".join(reasons + new)
+        line["flagged"] = "yes" if reasons + new else ""
+    partial = path.with_suffix(".partial")
+    with partial.open("w", newline="", encoding="utf-8") as f:
+        writer = csv.DictWriter(f, columns)
+        writer.writeheader()
+        writer.writerows(lines)
+    partial.replace(path)
+    return flagged
+
+
+def check(course: Course, folder: Path, units: list[str], threshold: float) -> list[Match]:
+    """Compare, report and flag each unit; the matches found."""
+    from course.grading.grade import grading_lock
+
+    found = []
+    with grading_lock(course):  # grades.csv is not written by a grading run meanwhile
+        for unit in units:
+            matched, report = compare(course, folder, unit, threshold)
+            if report is None:
+                continue
+            flag_grades(course, unit, record(course, folder, unit, matched, report))
+            print(bilingual(f"{unit}：报告 {report}", f"{unit}: report {report}"))
+            found += matched
+    return found
+
+
+def main(course: Course, submissions: str | None, units: list[str], threshold: float | None = None) -> int:
+    threshold = DEFAULT_THRESHOLD if threshold is None else threshold
+    if not 0 < threshold <= 1:
+        raise ValueError(
+            bilingual(
+                f"--threshold 应在 (0, 1] 内，收到 {threshold}",
+                f"--threshold must be in (0, 1], got {threshold}",
+            )
+        )
+    folder = Path(submissions) if submissions else course.submitted
+    if not folder.is_dir():
+        raise ValueError(
+            bilingual(
+                f"没有提交文件夹 {folder}（<学生>/<单元>/*.ipynb；zip 请先解压或先运行 grade）",
+                f"no submissions folder {folder} (<student>/<unit>/*.ipynb; unzip a zip, or run grade first)",
+            )
+        )
+    chosen = course.select(units) if units else sorted({p.name for p in folder.glob("*/*") if p.is_dir()})
+    found = check(course, folder, [u for u in chosen if u in course.units()], threshold)
+    for match in found:
+        print(f"  {match.student}  ~  {match.other}: {match.share:.0%}")
+    print(
+        bilingual(
+            f"{len({(m.student) for m in found})} 名学生待复核（相似度 ≥ {threshold:.0%}），分数未改动",
+            f"{len({(m.student) for m in found})} student(s) to review (similarity ≥ {threshold:.0%}); "
+            "no score was changed",
+        )
+    )
+    return 0
