@@ -10,6 +10,7 @@ each property failed across the class: a table, and a bar plot for the next lect
 from __future__ import annotations
 
 import csv
+import textwrap
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -77,10 +78,14 @@ class Failures:
     def share(self) -> float:
         return self.failed / self.judged
 
-    def label(self, english_only: bool = False) -> str:
-        """ "cell: property"; the English half alone with `english_only` (a plot without a CJK font)."""
-        prop = self.property or bilingual("整个单元格", "the whole cell")
-        return f"{self.cell}: {prop.split(' · ')[-1] if english_only else prop}"
+    def label(self, english_only: bool = False, wrap: int = 0) -> str:
+        """ "cell: property" (a property is named "中文 · English"); with `english_only` its English half alone (a
+        plot without a CJK font); with `wrap`, the cell and each half on lines of at most `wrap` characters."""
+        halves = [half.strip() for half in (self.property or "整个单元格 · the whole cell").rsplit("· ", 1)]
+        halves = halves[-1:] if english_only else halves
+        if not wrap:
+            return f"{self.cell}: {' · '.join(halves)}"
+        return "\n".join([self.cell, *(textwrap.fill(half, wrap) for half in halves)])
 
 
 def failures(lines: list[dict[str, str]], unit: str) -> list[Failures]:
@@ -115,15 +120,17 @@ def plot(unit: str, found: list[Failures], path: Path) -> Path:
     from utils import plotting
 
     english_only = plotting.cjk_font() is None
-    ax = plotting.axes()
-    ax.figure.set_size_inches(9, 1.2 + 0.45 * len(found))
     shown = list(reversed(found))  # the most often failed on top
-    ax.barh([f.label(english_only) for f in shown], [100 * f.share for f in shown], color="tab:red")
+    labels = [f.label(english_only, wrap=48) for f in shown]
+    ax = plotting.axes()
+    ax.figure.set_size_inches(10, 1.5 + 0.2 * sum(label.count("\n") + 1.5 for label in labels))
+    ax.barh(labels, [100 * f.share for f in shown], color="tab:red")
+    ax.tick_params(axis="y", labelsize=8)
     for y, f in enumerate(shown):
         ax.text(100 * f.share + 1, y, f"{f.failed}/{f.judged}", va="center", fontsize=8)
     ax.set_xlim(0, 110)
     ax.set_xlabel(plotting.text("未通过的学生 (%)", "students who failed it (%)"))
-    ax.set_title(plotting.text(f"{unit}：学生常错之处", f"{unit}: what students get wrong"))
+    ax.set_title(f"{unit}\n" + plotting.text("学生常错之处", "what students get wrong"))
     ax.figure.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     ax.figure.savefig(path, dpi=120)
