@@ -1,6 +1,7 @@
 """nbgrader configuration for the course (read by `nbgrader …` run from the course root and by `python -m course`).
 
 Environment variables (all optional):
+  FLASH_COURSE_DIR           the course folder: the semester's state (default ~/flash-attention-semester);
   FLASH_COURSE_CELL_TIMEOUT  seconds one notebook cell may run while autograding (overrides the defaults below);
   FLASH_COURSE_DEVICE        `cpu` forces the CPU defaults even on a GPU box (same variable as `utils.device`);
   FLASH_COURSE_OVERLAY       a private instructor overlay (hidden cases and salt outside the public repository,
@@ -8,13 +9,25 @@ Environment variables (all optional):
 """
 
 import os
+from pathlib import Path
 
+from course import ROOT
+from course.folder import course_folder
 from course.judge import feedback_html
 from course.noise import HARMLESS_STDERR
 
 c = get_config()  # noqa: F821 (provided by traitlets when nbgrader loads this file)
 
 c.CourseDirectory.course_id = "flash-attention-first-principles"
+
+# The semester's state (submitted/, autograded/, feedback/, gradebook.db) lives in the course folder, apart from the
+# checkout (course/layout.py): nbgrader run here (collect, release_feedback, formgrader, db) works in it and takes
+# source/ and release/ from this checkout. A copy of this file in another course root keeps nbgrader's own layout.
+if Path(__file__).resolve().parent == ROOT:
+    course_folder().mkdir(parents=True, exist_ok=True)  # the gradebook's folder, on the semester's first command
+    c.CourseDirectory.root = str(course_folder())
+    c.CourseDirectory.source_directory = str(ROOT / "source")
+    c.CourseDirectory.release_directory = str(ROOT / "release")
 
 # Instructor-only files never reach release/ (python -m course release also checks for them).
 c.CourseDirectory.ignore = [

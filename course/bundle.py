@@ -183,7 +183,7 @@ def build(dest: Path, course: Course = COURSE) -> tuple[Path, Path]:
 
 
 def main(dest: str | None, course: Course = COURSE) -> int:
-    folder, archive = build(Path(dest or course.root / "bundle"), course)
+    folder, archive = build(Path(dest or course.checkout / "bundle"), course)
     print(
         bilingual(
             f"学生包（无答案、无教师模块）：{folder}",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 
 from course import bench, doctor
@@ -13,14 +14,24 @@ def build_parser() -> argparse.ArgumentParser:
         prog="python -m course",
         description="FlashAttention 课程工具 / FlashAttention course tooling",
     )
+    parser.add_argument(
+        "--course-dir",
+        metavar="DIR",
+        help="课程文件夹：本学期的提交、成绩簿、盐、名单与备份（默认 $FLASH_COURSE_DIR，否则 "
+        "~/flash-attention-semester）/ the course folder: the semester's submissions, gradebook, salt, roster and "
+        "backups (default: $FLASH_COURSE_DIR, else ~/flash-attention-semester)",
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     check = sub.add_parser(
         "check", help="检查环境、semester.toml 与名单 / check the environment, semester.toml and the roster"
     )
     check.add_argument(
-        "--roster", help="名单 CSV（默认课程根目录的 roster.csv）/ roster CSV (default: roster.csv)"
+        "--roster",
+        help="名单 CSV（默认课程文件夹中的 roster.csv）/ roster CSV (default: roster.csv in the course folder)",
     )
-    check.set_defaults(run=lambda args: doctor.main(_course(), Path(args.roster) if args.roster else None))
+    check.set_defaults(
+        run=lambda args: doctor.main(_course(check=False), Path(args.roster) if args.roster else None)
+    )
 
     release = sub.add_parser(
         "release", help="由 source/ 生成 release/ 并检查泄露 / generate release/ from source/"
@@ -90,13 +101,7 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--canvas", help="写出 Canvas 成绩导入 CSV / write Canvas's gradebook import CSV")
     export.add_argument("--moodle", help="写出 Moodle 成绩导入 CSV / write Moodle's grade import CSV")
     export.add_argument("--moodle-key", choices=["idnumber", "email"], default="idnumber")
-    export.set_defaults(
-        run=lambda args: _lms().export(
-            _course(),
-            *(Path(a) if a else None for a in (args.roster, args.canvas, args.moodle)),
-            args.moodle_key,
-        )
-    )
+    export.set_defaults(run=run_export)
 
     regrade = sub.add_parser(
         "regrade", help="重评一名学生的一个单元并记录申请 / regrade one student's unit and log the request"
@@ -201,6 +206,13 @@ def build_parser() -> argparse.ArgumentParser:
     stats.add_argument("unit", nargs="?", metavar="UNIT", help="单元（默认全部）/ unit (default: all)")
     stats.set_defaults(run=lambda args: _stats().main(_course(), args.unit))
 
+    migrate = sub.add_parser(
+        "migrate-state",
+        help="把检出目录中旧布局的学期文件移到课程文件夹（不覆盖任何文件）/ move a semester's files of the earlier "
+        "layout from the checkout into the course folder (overwrites nothing)",
+    )
+    migrate.set_defaults(run=run_migrate_state)
+
     bench.add_parser(sub)  # its heavy imports (torch, triton) happen in bench.main
     return parser
 
@@ -236,12 +248,38 @@ def run_grade(args) -> int:
     )
 
 
+def run_export(args) -> int:
+    from utils.messages import bilingual
+
+    lms, course = _lms(), _course()
+    if not (course.root / "grades.csv").is_file():
+        raise ValueError(
+            bilingual(
+                f"课程文件夹 {course.root} 中还没有成绩：先用 `python -m course grade` 评分",
+                f"no grades in the course folder {course.root} yet: grade first with `python -m course grade`",
+            )
+        )
+    roster, canvas, moodle = (Path(a) if a else None for a in (args.roster, args.canvas, args.moodle))
+    if roster:
+        lms.read_roster(roster)  # checked before anything is written
+    return lms.export(course, roster, canvas, moodle, args.moodle_key)
+
+
 def run_regrade(args) -> int:
     from course.grading import semester
     from utils.messages import bilingual
 
     grade, course = _grade(), _course()
     (unit,) = course.select([args.unit])
+    if not (course.submitted / args.student / unit).is_dir():
+        raise ValueError(
+            bilingual(
+                f"{args.student} 的 {unit} 还没有评过分（课程文件夹 {course.root} 中没有这份提交）："
+                "先用 `python -m course grade` 评分",
+                f"{args.student}'s {unit} was never graded (the course folder {course.root} has no such "
+                "submission): grade it first with `python -m course grade`",
+            )
+        )
     before = semester.final_score(course, args.student, unit)
     selection = grade.Selection((args.student,), (unit,))
     grade.grade(course, course.submitted, args.timeout, everything=True, selection=selection)
@@ -251,12 +289,32 @@ def run_regrade(args) -> int:
     return 0
 
 
+def run_migrate_state(args) -> int:
+    from course import layout
+    from utils.messages import bilingual
+
+    course = _course(check=False)
+    moved = layout.migrate_state(course)
+    print(
+        bilingual(
+            f"已移到 {course.root}：{', '.join(moved)}", f"moved into {course.root}: {', '.join(moved)}"
+        )
+        if moved
+        else bilingual(
+            f"检出目录中没有学期文件；课程文件夹：{course.root}",
+            f"nothing to move; course folder: {course.root}",
+        )
+    )
+    return 0
+
+
 def add_jobs_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--jobs",
         type=int,
-        help="同时评分的（学生, 单元）数（默认：CPU 上每核一个；GPU 上核数的一半，至多 8）/ "
-        "(student, unit) pairs graded at once (default: one per core on CPU; half the cores, at most 8, on a GPU)",
+        help="同时评分的（学生, 单元）数（默认：CPU 上每核一个；GPU 上核数的四分之三，且每份至少 4 GiB 显存）/ "
+        "(student, unit) pairs graded at once (default: one per core on CPU; on a GPU three quarters of the "
+        "cores, with at least 4 GiB of GPU memory each)",
     )
 
 
@@ -291,10 +349,15 @@ def _bundle():
     return bundle
 
 
-def _course():
-    from course.layout import COURSE
+def _course(check: bool = True):
+    """The course with its course folder (`--course-dir`), refused (`check`) while the checkout still holds a
+    semester's files."""
+    from course.layout import open_course, refuse_old_state
 
-    return COURSE
+    course = open_course()
+    if check:
+        refuse_old_state(course)
+    return course
 
 
 def _lms():
@@ -323,6 +386,10 @@ def _demo():
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if args.course_dir:  # for this run and every nbgrader run it starts
+        from course.folder import ENV, course_folder
+
+        os.environ[ENV] = str(course_folder(args.course_dir))
     try:
         return args.run(args)
     except (

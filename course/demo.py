@@ -15,7 +15,7 @@ from course.judge import sandbox
 from course.layout import COURSE, SAMPLE_CLASS, Course
 from utils.messages import bilingual
 
-OUTPUT = COURSE.root / "course_output" / "demo"
+OUTPUT = COURSE.checkout / "course_output" / "demo"  # never the course folder of a real class
 
 
 def crash_unit(course: Course, units: list[str]) -> str:

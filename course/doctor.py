@@ -95,6 +95,30 @@ def settings_lines(course, roster: Path | None) -> tuple[list[str], bool]:
     return lines, fatal
 
 
+def folder_lines(course) -> tuple[list[str], bool]:
+    """Where the course folder is, whether `git clean -xfd` would delete it, and whether the checkout still holds
+    a semester's files of the earlier layout (fatal: grading would start a second gradebook)."""
+    from course import layout
+
+    lines = [f"{OK} " + bilingual(f"课程文件夹：{course.root}", f"course folder: {course.root}")]
+    if layout.inside_checkout(course):
+        lines.append(
+            f"{WARN} "
+            + bilingual(
+                "课程文件夹在检出目录之内：`git clean -xfd` 会删掉本学期的提交、成绩簿和盐；请用检出目录之外的 "
+                "--course-dir 或 FLASH_COURSE_DIR",
+                "the course folder is inside the checkout: `git clean -xfd` would delete the semester's "
+                "submissions, gradebook and salt; choose one outside it with --course-dir or FLASH_COURSE_DIR",
+            )
+        )
+    try:
+        layout.refuse_old_state(course)
+    except ValueError as error:
+        lines.append(f"{FAIL} {error}")
+        return lines, True
+    return lines, False
+
+
 def main(course=None, roster: Path | None = None) -> int:
     """The environment, then (for `course`) its semester files."""
     import utils
@@ -149,10 +173,11 @@ def main(course=None, roster: Path | None = None) -> int:
             )
         )
     if course is not None:
-        lines, wrong_settings = settings_lines(course, roster)
-        for line in lines:
-            print(f"  {line}")
-        fatal |= wrong_settings
+        for check in (folder_lines(course), settings_lines(course, roster)):
+            lines, wrong = check
+            for line in lines:
+                print(f"  {line}")
+            fatal |= wrong
     print(
         bilingual("环境无法使用", "setup cannot work") if fatal else bilingual("环境可用", "setup is usable")
     )

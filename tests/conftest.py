@@ -1,10 +1,17 @@
-"""Test-wide setup: `import utils` first (it picks GPU or the Triton interpreter), and the `gpu` marker."""
+"""Test-wide setup: `import utils` first (it picks GPU or the Triton interpreter), the `gpu` marker, and a scratch
+course folder."""
+
+import os
+import tempfile
 
 import torch
 
 import utils  # noqa: F401  (must come before anything imports triton)
 
 HAS_GPU = torch.cuda.is_available() and not utils.interpreter()
+# No test reads or writes an instructor's course folder (course/layout.py): this process and every one it starts
+# (nbgrader's too) see a scratch one.
+os.environ["FLASH_COURSE_DIR"] = tempfile.mkdtemp(prefix="course-folder-")
 _deselected_gpu: list[str] = []
 
 

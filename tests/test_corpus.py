@@ -33,7 +33,7 @@ def test_every_entry_builds_against_todays_reference_and_changes_it(kind):
 def test_every_whole_entry_says_why_it_is_no_patch(kind):
     """A whole cell is for a different program; one that is the reference with a change is a patch (AUTHORING)."""
     silent = [
-        str(impl.path.relative_to(COURSE.root))
+        str(impl.path.relative_to(COURSE.checkout))
         for unit in COURSE.units()
         for impl in wrong.load(KINDS[kind] / unit, kind)
         if not impl.patched and not impl.whole

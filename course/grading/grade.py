@@ -152,6 +152,7 @@ def register_units(course: Course, units: list[str]) -> None:
     """Make sure the gradebook knows the units (nbgrader generate_assignment, release written to a temp dir)."""
     with tempfile.TemporaryDirectory(prefix="course-register-") as tmp:
         request = {"action": "generate", "root": str(course.root), "units": units, "release_dir": tmp}
+        request["source"] = str(course.source)
         results, _ = run_job(request, 600)
     failed = [unit for unit in units if not results.get(unit, {}).get("success")]
     if failed:
@@ -230,6 +231,7 @@ def grade_pair(
     request = {
         "action": "autograde",
         "root": str(course.root),
+        "source": str(course.source),
         "unit": unit,
         "student": student,
         "notebooks": present,

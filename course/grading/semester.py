@@ -1,7 +1,7 @@
 """A semester: due dates, extensions and late penalties (`semester.toml`), the course version it released
 (`semester.lock.json`) and the provenance every grade row records.
 
-`semester.toml` lives in the course root (or where `FLASH_COURSE_SEMESTER` points). Its format:
+`semester.toml` lives in the course folder (`course.layout`; or where `FLASH_COURSE_SEMESTER` points). Its format:
 
 ```toml
 timezone = "Asia/Shanghai"   # zone of times written without an offset: an IANA name (daylight saving kept
@@ -551,7 +551,7 @@ def pin_release(course: Course, units: list[str]) -> Path | None:
         return None
     lock = semester_path(course).with_name(LOCK_FILE)
     record = json.loads(lock.read_text(encoding="utf-8")) if lock.is_file() else {"units": {}}
-    version = course_version(course.root if (course.root / ".git").exists() else ROOT)
+    version = course_version(course.checkout if (course.checkout / ".git").exists() else ROOT)
     now = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
     record["units"].update({unit: {"course_version": version, "released": now} for unit in units})
     lock.write_text(json.dumps(record, indent=1, sort_keys=True), encoding="utf-8")

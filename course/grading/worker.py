@@ -29,7 +29,8 @@ START_FAILURES = ("Kernel died before replying to kernel_info", "Kernel didn't r
 
 def make_api(root: str, judge: dict | None = None, **coursedir: str):
     """An NbGraderAPI for the course root, configured by the course's nbgrader_config.py; `judge` sets the
-    judge's options (salt, sandbox, report_dir)."""
+    judge's options (salt, sandbox, report_dir). `source/` and `release/` are the root's unless `coursedir` names
+    others (`checkout`: a course folder's are in the checkout, `course.layout`)."""
     # jsonschema imports rfc3987_syntax (if installed) only to check IRI formats, which notebooks never use;
     # building its grammars costs seconds in every worker.
     sys.modules.setdefault("rfc3987_syntax", None)
@@ -42,6 +43,8 @@ def make_api(root: str, judge: dict | None = None, **coursedir: str):
 
     config = PyFileConfigLoader("nbgrader_config.py", path=str(ROOT)).load_config()
     config.CourseDirectory.root = root
+    config.CourseDirectory.source_directory = "source"  # nbgrader_config.py names the checkout's
+    config.CourseDirectory.release_directory = "release"
     config.CourseCommandOnly.run_by_course = True  # nbgrader's Autograde and Generate, through the course
     for key, value in coursedir.items():
         setattr(config.CourseDirectory, key, value)
@@ -197,7 +200,7 @@ def merge(request: dict, result_path: Path) -> None:
 
     from nbgrader.api import Gradebook
 
-    api = make_api(request["root"])
+    api = make_api(request["root"], **checkout(request))
     course_id, results = api.coursedir.course_id, {}
     with Gradebook(api.coursedir.db_url, course_id) as target:
         for item in request["merges"]:
@@ -217,8 +220,13 @@ def merge(request: dict, result_path: Path) -> None:
             save(result_path, results)
 
 
+def checkout(request: dict) -> dict[str, str]:
+    """The `source/` a request names (`"source"`: a course folder's is in the checkout), else the root's."""
+    return {"source_directory": request["source"]} if request.get("source") else {}
+
+
 def generate(request: dict, result_path: Path) -> None:
-    api = make_api(request["root"], release_directory=request["release_dir"])
+    api = make_api(request["root"], release_directory=request["release_dir"], **checkout(request))
     results = {}
     for unit in request["units"]:
         out = api.generate_assignment(unit, force=True, create=True)
@@ -241,7 +249,7 @@ def autograde(request: dict, result_path: Path) -> None:
         "sandbox": request.get("sandbox", "auto"),
         "report_dir": str(reports),
     }
-    api = make_api(str(root), judge, **private)
+    api = make_api(str(root), judge, **private, **checkout(request))
     if student != "*":
         reset(api, root, unit, student)
     results: dict[str, dict[str, dict]] = {}
