@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 from pathlib import Path
 
@@ -46,12 +47,16 @@ def build_parser() -> argparse.ArgumentParser:
 
     grade = sub.add_parser("grade", help="自动评分 / autograde submissions")
     grade.add_argument(
-        "submissions", help="<学生>/<单元>/*.ipynb 文件夹或 zip / folder or zip of <student>/<unit>/*.ipynb"
+        "submissions",
+        nargs="?",
+        help="<学生>/<单元>/*.ipynb 文件夹或 zip（默认课程文件夹中的 submitted/，原地评分）/ folder or zip of "
+        "<student>/<unit>/*.ipynb (default: the course folder's submitted/, graded in place)",
     )
     grade.add_argument(
         "--timeout", type=float, help="每个学生每个单元的时限（秒）/ wall-clock seconds per student and unit"
     )
     add_jobs_option(grade)
+    add_ray_option(grade)
     grade.add_argument(
         "--no-sandbox",
         action="store_true",
@@ -89,6 +94,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="截止前的反馈：另一组种子，不写成绩簿，只写 feedback_preview/ / "
         "feedback before the deadline: other seeds, never writes the gradebook, writes feedback_preview/ only",
     )
+    grade.add_argument(
+        "--verbose",
+        action="store_true",
+        help="最后列出每份提交，而不只是需要查看的 / list every pair at the end, not only those that need a look",
+    )
+    add_db_option(grade)
     grade.set_defaults(run=run_grade)
 
     export = sub.add_parser(
@@ -96,11 +107,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     export.add_argument(
         "--roster",
-        help="名单 CSV / roster CSV (student_id,name,email,sis_login_id,canvas_id,section,idnumber)",
+        help="名单 CSV（默认课程文件夹中的 roster.csv）/ roster CSV (student_id,name,email,sis_login_id,canvas_id,"
+        "section,idnumber; default: roster.csv in the course folder)",
     )
     export.add_argument("--canvas", help="写出 Canvas 成绩导入 CSV / write Canvas's gradebook import CSV")
     export.add_argument("--moodle", help="写出 Moodle 成绩导入 CSV / write Moodle's grade import CSV")
     export.add_argument("--moodle-key", choices=["idnumber", "email"], default="idnumber")
+    add_db_option(export)
     export.set_defaults(run=run_export)
 
     regrade = sub.add_parser(
@@ -113,6 +126,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--outcome", default="", help="结论（默认按分数变化）/ outcome (default: from the scores)"
     )
     regrade.add_argument("--timeout", type=float)
+    add_ray_option(regrade)
+    add_db_option(regrade)
     regrade.set_defaults(run=run_regrade)
 
     selftest = sub.add_parser("selftest", help="验证评分能区分对错 / prove the graders discriminate")
@@ -229,7 +244,7 @@ def run_release(args) -> int:
 
 
 def run_grade(args) -> int:
-    grade, course = _grade(), _course()
+    grade, course = _grade(), _course(args.db)
     selection = grade.Selection(
         tuple(args.student),
         tuple(course.select(args.unit)) if args.unit else (),
@@ -237,7 +252,7 @@ def run_grade(args) -> int:
     )
     sandbox = "none" if args.no_sandbox else "auto"
     return grade.main(
-        args.submissions,
+        args.submissions or course.submitted,
         args.timeout,
         args.jobs,
         course,
@@ -245,13 +260,15 @@ def run_grade(args) -> int:
         args.everything,
         selection,
         args.feedback_only,
+        args.verbose,
+        args.ray,
     )
 
 
 def run_export(args) -> int:
     from utils.messages import bilingual
 
-    lms, course = _lms(), _course()
+    lms, course = _lms(), _course(args.db)
     if not (course.root / "grades.csv").is_file():
         raise ValueError(
             bilingual(
@@ -260,6 +277,8 @@ def run_export(args) -> int:
             )
         )
     roster, canvas, moodle = (Path(a) if a else None for a in (args.roster, args.canvas, args.moodle))
+    if roster is None and (course.root / "roster.csv").is_file():
+        roster = course.root / "roster.csv"
     if roster:
         lms.read_roster(roster)  # checked before anything is written
     return lms.export(course, roster, canvas, moodle, args.moodle_key)
@@ -269,7 +288,7 @@ def run_regrade(args) -> int:
     from course.grading import semester
     from utils.messages import bilingual
 
-    grade, course = _grade(), _course()
+    grade, course = _grade(), _course(args.db)
     (unit,) = course.select([args.unit])
     if not (course.submitted / args.student / unit).is_dir():
         raise ValueError(
@@ -282,7 +301,7 @@ def run_regrade(args) -> int:
         )
     before = semester.final_score(course, args.student, unit)
     selection = grade.Selection((args.student,), (unit,))
-    grade.grade(course, course.submitted, args.timeout, everything=True, selection=selection)
+    grade.grade(course, course.submitted, args.timeout, everything=True, selection=selection, ray=args.ray)
     after = semester.final_score(course, args.student, unit)
     entry = semester.record_regrade(course, args.student, unit, args.reason, before, after, args.outcome)
     print(bilingual(f"重评：{entry['outcome']}", f"regrade: {entry['outcome']}"))
@@ -308,6 +327,17 @@ def run_migrate_state(args) -> int:
     return 0
 
 
+def add_db_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--db",
+        default=os.environ.get("FLASH_COURSE_DB") or None,
+        metavar="URL",
+        help="课程成绩簿所在的数据库，例如 postgresql://用户@主机/数据库（默认 $FLASH_COURSE_DB，否则课程中的 "
+        "gradebook.db）/ the course gradebook's database, e.g. postgresql://user@host/db (default: "
+        "$FLASH_COURSE_DB, else the course's gradebook.db)",
+    )
+
+
 def add_jobs_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--jobs",
@@ -315,6 +345,18 @@ def add_jobs_option(parser: argparse.ArgumentParser) -> None:
         help="同时评分的（学生, 单元）数（默认：CPU 上每核一个；GPU 上核数的四分之三，且每份至少 4 GiB 显存）/ "
         "(student, unit) pairs graded at once (default: one per core on CPU; on a GPU three quarters of the "
         "cores, with at least 4 GiB of GPU memory each)",
+    )
+
+
+def add_ray_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--ray",
+        nargs="?",
+        const="auto",
+        metavar="ADDRESS",
+        help="在 Ray 集群上评分，每个（学生, 单元）一个任务（ADDRESS 为头节点的 主机:端口；省略则用本机所在的集群；"
+        "需要 pip install '.[cluster]'）/ grade on a Ray cluster, one task per (student, unit) (ADDRESS: the "
+        "head's host:port; without it, the cluster this machine is in; needs pip install '.[cluster]')",
     )
 
 
@@ -349,15 +391,15 @@ def _bundle():
     return bundle
 
 
-def _course(check: bool = True):
+def _course(db: str | None = None, check: bool = True):
     """The course with its course folder (`--course-dir`), refused (`check`) while the checkout still holds a
-    semester's files."""
+    semester's files; with `db`, its gradebook in that database (`--db`)."""
     from course.layout import open_course, refuse_old_state
 
     course = open_course()
     if check:
         refuse_old_state(course)
-    return course
+    return dataclasses.replace(course, db=db) if db else course
 
 
 def _lms():

@@ -34,7 +34,8 @@ from tqdm import tqdm
 
 import utils
 from course import notebooks
-from course.grading import intake, lms, semester, similarity, stats
+from course.grading import gradebook_db, intake, lms, semester, similarity, stats
+from course.grading.pool import Job, LocalPool, NotGraded, RayPool, open_pool
 from course.grading.runner import run_job
 from course.judge import sandbox as judge_sandbox
 from course.layout import COURSE, Course
@@ -67,6 +68,7 @@ class Row:
     # "notebook/grade_id" -> {property: passed}: each judged property's verdict (course.grading.stats)
     checks: dict[str, dict[str, bool]] = field(default_factory=dict)
     sandboxes: set[str] = field(default_factory=set)  # where the judge ran the student's code
+    node: str = ""  # the Ray node that graded it (`--ray`; empty on this machine's pool)
     # where the time went: "nb" -> nbgrader's autograde of it (execution and judge), "nb/judge" -> the judge,
     # "nb/grade_id" -> the judge's cases of that cell
     seconds: dict[str, float] = field(default_factory=dict)
@@ -153,6 +155,7 @@ def register_units(course: Course, units: list[str]) -> None:
     with tempfile.TemporaryDirectory(prefix="course-register-") as tmp:
         request = {"action": "generate", "root": str(course.root), "units": units, "release_dir": tmp}
         request["source"] = str(course.source)
+        request["db_url"] = gradebook_db.url(course)
         results, _ = run_job(request, 600)
     failed = [unit for unit in units if not results.get(unit, {}).get("success")]
     if failed:
@@ -220,14 +223,16 @@ def grade_pair(
     scratch: Path,
     threads: int | None = None,
     settings: Round = Round(),
+    where: LocalPool | RayPool | None = None,
 ) -> Row:
-    """Grade one student's unit against a private copy of the gradebook, `scratch/gradebook.db`."""
+    """Grade one student's unit against a private copy of the gradebook, `scratch/gradebook.db`, in this
+    machine's pool or `where` (a Ray cluster: the files the job reads go to its node, what it writes comes back)."""
     submitted = course.submitted / student / unit
     present = [nb for nb in course.notebooks(unit) if (submitted / nb).exists()]
     row = Row(student, unit, unit_points(course, unit))
     row.problems.update({nb: "missing" for nb in course.notebooks(unit) if nb not in present})
     scratch.mkdir(parents=True)
-    shutil.copyfile(course.gradebook, scratch / "gradebook.db")
+    gradebook_db.save_copy(course, scratch / "gradebook.db")
     request = {
         "action": "autograde",
         "root": str(course.root),
@@ -241,7 +246,19 @@ def grade_pair(
         "sandbox": settings.sandbox,
         "judge_reports": str(scratch / "judge"),
     }
-    results, timed_out = run_job(request, timeout, scratch / "grading.log", threads)
+    job = Job(
+        request,
+        timeout,
+        scratch / "grading.log",
+        threads,
+        inputs=(course.source / unit, submitted, scratch / "gradebook.db"),
+        outputs=(
+            course.autograded / student / unit,
+            course.feedback / student / unit,
+            scratch / "gradebook.db",
+        ),
+    )
+    results, timed_out, row.node = (where or LocalPool()).run(job)
     for nb in present:
         entry = results.get(student, {}).get(nb)
         if entry is None:
@@ -274,6 +291,7 @@ def grade_pairs(
     log: Path,
     settings: Round = Round(),
     changed: frozenset[tuple[str, str]] = frozenset(),
+    where: LocalPool | RayPool | None = None,
 ) -> list[Row]:
     """Grade the pairs, `jobs` at a time, each in its scratch folder, merging them into the course's gradebook
     as they finish (the `changed` ones resubmitted since they were graded); rows come back in the order of
@@ -301,7 +319,11 @@ def grade_pairs(
 
     def one(student: str, unit: str, folder: Path) -> Row:
         try:
-            row = grade_pair(course, student, unit, timeout, folder, threads, settings)
+            row = grade_pair(course, student, unit, timeout, folder, threads, settings, where)
+        except NotGraded as error:  # every attempt's node died: graded by a later run
+            row = Row(
+                student, unit, unit_points(course, unit), problems={"": "not graded"}, flags=[str(error)]
+            )
         except Exception as error:  # this pair's failure, never the class's
             row = Row(student, unit, unit_points(course, unit), problems={"": "error"})
             row.flags.append(f"grading failed: {type(error).__name__}: {error}")
@@ -320,12 +342,14 @@ def grade_pairs(
         tqdm(total=len(pairs), desc=bilingual("评分", "grading"), unit="unit") as progress,
     ):
         futures = [pool.submit(one, *pair, folder) for pair, folder in zip(pairs, folders, strict=True)]
+        counts: dict[str, int] = {}
         try:
-            for _ in as_completed(futures):
-                progress.update()
+            for future in as_completed(futures):
+                show_progress(progress, future.result(), counts)
         except BaseException:  # Ctrl-C: start no further pairs (running jobs got the signal too)
             for future in futures:
                 future.cancel()
+            (where or LocalPool()).stop()  # a cluster's tasks did not get it
             raise
     return [future.result() for future in futures]
 
@@ -349,6 +373,7 @@ def merge_gradebooks(
         for row, folder in zip(rows, folders, strict=True)
     ]
     request = {"action": "merge", "root": str(course.root), "merges": merges}
+    request["db_url"] = gradebook_db.url(course)
     results, _ = run_job(request, 300 + 10 * len(merges), log)
     for row in rows:
         merged = results.get(f"{row.student}/{row.unit}")
@@ -364,7 +389,17 @@ def merge_gradebooks(
         ]
 
 
-CSV_COLUMNS = ["student_id", "unit", "score", "max_score", "status", "flagged", "flag_reasons", "sandbox"]
+CSV_COLUMNS = [
+    "student_id",
+    "unit",
+    "score",
+    "max_score",
+    "status",
+    "flagged",
+    "flag_reasons",
+    "sandbox",
+    "node",
+]
 
 
 def write_csv(
@@ -399,17 +434,104 @@ def write_csv(
                     flagged,
                     " | ".join(row.flags),
                     sandbox,
+                    row.node,
                     *(extra(row).values() if extra else []),
                 ]
             )
 
 
-def print_table(rows: list[Row]) -> None:
-    header = ("学生 Student", "单元 Unit", "得分 Score", "状态 Status")
-    lines = [(r.student, r.unit, f"{r.score:g} / {r.max_score:g}", r.status_bilingual()) for r in rows]
+def print_table(rows: list[Row], why: bool = False) -> None:
+    """One line per row; `why`: with the first reason it is flagged (shortened; all of them in grades.csv)."""
+    header = ("学生 Student", "单元 Unit", "得分 Score", "状态 Status") + (("原因 Why",) if why else ())
+    lines = [
+        (r.student, r.unit, f"{r.score:g} / {r.max_score:g}", r.status_bilingual())
+        + ((first_reason(r),) if why else ())
+        for r in rows
+    ]
     widths = [max(len(x) for x in column) for column in zip(header, *lines, strict=False)]
     for line in [header, *lines]:
         print("  ".join(cell.ljust(width) for cell, width in zip(line, widths, strict=False)).rstrip())
+
+
+# What a row came to, in the order the summary counts them; all but "graded" need a look.
+OUTCOMES = {
+    "graded": "已评分",
+    "flagged for review": "待复核",
+    "missing": "缺少笔记本",
+    "failed": "评分失败",
+    "not graded": "未评分",
+    "unknown unit": "未知单元",
+}
+
+
+def outcome(row: Row) -> str:
+    """The row's outcome: refused at intake or of an unknown unit, failed (timeout, error, a dead kernel…), a
+    notebook missing, flagged for review, or graded."""
+    statuses = set(row.problems.values())
+    for refused in ("not graded", "unknown unit"):
+        if refused in statuses:
+            return refused
+    if statuses - {"missing"}:
+        return "failed"
+    if statuses:
+        return "missing"
+    return "flagged for review" if row.flags else "graded"
+
+
+def first_reason(row: Row, width: int = 100) -> str:
+    if not row.flags:
+        return ""
+    more = f" (+{len(row.flags) - 1})" if len(row.flags) > 1 else ""
+    text = row.flags[0] if len(row.flags[0]) <= width else row.flags[0][: width - 1] + "…"
+    return text + more
+
+
+def count_line(counts: dict[str, int]) -> tuple[str, str]:
+    """ "graded 480, failed 3" (zh, en), in the order of OUTCOMES."""
+    shown = [kind for kind in OUTCOMES if counts.get(kind)]
+    return (
+        "，".join(f"{OUTCOMES[kind]} {counts[kind]}" for kind in shown),
+        ", ".join(f"{kind} {counts[kind]}" for kind in shown),
+    )
+
+
+def show_progress(progress: tqdm, row: Row, counts: dict[str, int]) -> None:
+    """One more pair done: the bar moves and counts its outcome; a pair that needs a look is named at once."""
+    kind = outcome(row)
+    counts[kind] = counts.get(kind, 0) + 1
+    if kind != "graded":
+        progress.write(
+            f"{row.student}/{row.unit}: {row.status_bilingual()} {first_reason(row, 200)}".rstrip()
+        )
+    progress.set_postfix_str(bilingual(*count_line(counts)), refresh=False)
+    progress.update()
+
+
+def print_summary(rows: list[Row], verbose: bool = False) -> None:
+    """The end of a run: the counts by outcome, then only the pairs that need a look (`verbose`: every pair)."""
+    counts: dict[str, int] = {}
+    for row in rows:
+        counts[outcome(row)] = counts.get(outcome(row), 0) + 1
+    zh, en = count_line(counts)
+    print(bilingual(f"结果（共 {len(rows)} 份）：{zh}", f"results of {len(rows)} pairs: {en}"))
+    look = [row for row in rows if outcome(row) != "graded"]
+    if verbose:
+        print_table(rows, why=True)
+    elif look:
+        print(
+            bilingual(
+                f"需要查看的 {len(look)} 份（每份的结果见 grades.csv；--verbose 列出全部）：",
+                f"{len(look)} need a look (every pair is in grades.csv; --verbose lists them all):",
+            )
+        )
+        print_table(look, why=True)
+    else:
+        print(
+            bilingual(
+                "没有需要查看的提交（每份的结果见 grades.csv）",
+                "nothing needs a look (every pair is in grades.csv)",
+            )
+        )
 
 
 def copy_class(
@@ -452,12 +574,12 @@ def grading_lock(course: Course):
 
 def back_up_gradebook(course: Course, keep: int = 20) -> Path | None:
     """Copy the gradebook to `gradebook_backups/` before a grading run writes it; the `keep` newest stay."""
-    if not course.gradebook.exists():
+    if not course.db and not course.gradebook.exists():
         return None
     folder = course.root / "gradebook_backups"
     folder.mkdir(exist_ok=True)
     backup = folder / f"gradebook-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.db"
-    shutil.copy2(course.gradebook, backup)
+    gradebook_db.save_copy(course, backup)
     for old in sorted(folder.glob("gradebook-*.db"))[:-keep]:
         old.unlink()
     return backup
@@ -493,20 +615,24 @@ def grade(
     sandbox: str = "auto",
     everything: bool = False,
     selection: Selection = Selection(),
+    ray: str | None = None,
 ) -> list[Row]:
     """Copy the class into submitted/, autograde each new or changed (student, unit), write grades.csv and
     feedback. Every setting is checked before anything is placed; one run at a time grades a course.
 
     `everything`: grade every pair again, changed or not (`--all`; hand grades are kept all the same).
-    `selection`: only some students or units (the others keep their grades), late work, the salt."""
+    `selection`: only some students or units (the others keep their grades), late work, the salt.
+    `ray`: grade on the Ray cluster at this address ("auto": the one this machine is in), checked first."""
     if jobs is not None and jobs < 1:
         raise ValueError(bilingual(f"--jobs 至少为 1，收到 {jobs}", f"--jobs must be at least 1, got {jobs}"))
     timeout = timeout or default_timeout()
     judge_sandbox.choose(sandbox)  # no isolation here: refused before anything is graded
+    if course.db:
+        gradebook_db.check(course.db)  # a wrong URL or password: refused before anything is graded
     no_world_writable()
     policy = semester.load_policy(semester.semester_path(course), course)
     uploads = semester.read_timestamps(selection.timestamps, course, policy.zone)
-    with grading_lock(course):
+    with open_pool(ray) as where, grading_lock(course):
         back_up_gradebook(course)
         intakes = copy_class(course, submissions, selection.accepts if selection.narrowed else None, uploads)
         pairs = [(i.student, i.unit) for i in intakes]
@@ -536,12 +662,14 @@ def grade(
             log.write_text("", encoding="utf-8")
         graded: dict[tuple[str, str], Row] = dict(earlier)
         if graded_pairs:
-            jobs = jobs or default_jobs(len(graded_pairs), cpu_count(), gpu_memory_gib())
+            jobs = jobs or where.slots or default_jobs(len(graded_pairs), cpu_count(), gpu_memory_gib())
             print(bilingual(f"同时评分 {jobs} 份", f"grading {jobs} at a time"))
             with tempfile.TemporaryDirectory(prefix="course-grade-") as tmp:
                 folders = [Path(tmp) / f"pair{i}" for i in range(len(graded_pairs))]
                 settings = Round(salt, sandbox)
-                rows = grade_pairs(course, graded_pairs, folders, timeout, jobs, log, settings, changed)
+                rows = grade_pairs(
+                    course, graded_pairs, folders, timeout, jobs, log, settings, changed, where
+                )
             graded.update({(row.student, row.unit): row for row in rows})
         rows = [graded.get(pair) or not_graded(course, pair, refused.get(pair)) for pair in pairs]
         for row, found in zip(rows, intakes, strict=True):
@@ -566,6 +694,7 @@ def feedback_only(
     jobs: int | None = None,
     sandbox: str = "auto",
     selection: Selection = Selection(),
+    ray: str | None = None,
 ) -> list[Row]:
     """Grade a scratch copy of the course with the feedback salt and write only the feedback HTML, into
     `feedback_preview/<student>/<unit>/` (with `grades_preview.csv`): the course's gradebook, grades.csv,
@@ -575,10 +704,15 @@ def feedback_only(
     with tempfile.TemporaryDirectory(prefix="course-feedback-") as tmp:
         scratch = Course(Path(tmp) / "course", course.wrong)
         shutil.copytree(course.source, scratch.source)
-        if course.gradebook.exists():
-            shutil.copy2(course.gradebook, scratch.gradebook)
+        gradebook_db.save_copy(course, scratch.gradebook)
         rows = grade(
-            scratch, submissions, timeout, jobs, sandbox, selection=dataclasses.replace(selection, salt=salt)
+            scratch,
+            submissions,
+            timeout,
+            jobs,
+            sandbox,
+            selection=dataclasses.replace(selection, salt=salt),
+            ray=ray,
         )
         preview.mkdir(exist_ok=True)
         for row in rows:
@@ -664,10 +798,12 @@ def main(
     everything: bool = False,
     selection: Selection = Selection(),
     preview: bool = False,
+    verbose: bool = False,
+    ray: str | None = None,
 ) -> int:
     if preview:
-        rows = feedback_only(course, Path(submissions), timeout, jobs, sandbox, selection)
-        print_table(rows)
+        rows = feedback_only(course, Path(submissions), timeout, jobs, sandbox, selection, ray)
+        print_summary(rows, verbose)
         print(
             bilingual(
                 f"仅反馈（另一组种子，成绩簿未改动）：{course.root / 'feedback_preview'}/<学生>/<单元>/",
@@ -675,8 +811,8 @@ def main(
             )
         )
         return 0
-    rows = grade(course, Path(submissions), timeout, jobs, sandbox, everything, selection)
-    print_table(rows)
+    rows = grade(course, Path(submissions), timeout, jobs, sandbox, everything, selection, ray)
+    print_summary(rows, verbose)
     if note := gpu_only_note(course, rows):
         print(note)
     print(bilingual(f"成绩表：{course.root / 'grades.csv'}", f"grades: {course.root / 'grades.csv'}"))

@@ -1,0 +1,78 @@
+"""The end of `course grade` for a class of hundreds: counts by outcome, then only the pairs that need a look (the
+full table stays in grades.csv and behind --verbose); and progress from the first pair, a pair that needs a look
+named as soon as it finishes."""
+
+import threading
+import time
+
+from course.grading import grade
+
+UNIT = "01_memory_bottleneck"
+
+
+def class_rows() -> list[grade.Row]:
+    rows = [grade.Row(f"s{i:03d}", UNIT, 12.0, score=12.0) for i in range(500)]
+    rows[3].flags.append("memory_bottleneck.ipynb: the judge saw a forged count")
+    rows[7].problems["memory_bottleneck.ipynb"] = "timeout"
+    rows[9].problems["memory_bottleneck.ipynb"] = "missing"
+    rows.append(
+        grade.Row("zed", UNIT, 12.0, problems={"": "not graded"}, flags=["refused zed/01: a symlink"])
+    )
+    rows.append(grade.Row("amy", "99_nothing", 0.0, problems={"": "unknown unit"}))
+    return rows
+
+
+def test_counts_first_then_only_the_pairs_that_need_a_look(capsys):
+    rows = class_rows()
+    grade.print_summary(rows)
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    assert "graded 497" in lines[0] and "flagged for review 1" in lines[0] and "failed 1" in lines[0]
+    assert "missing 1" in lines[0] and "not graded 1" in lines[0] and "unknown unit 1" in lines[0]
+    assert "502" in lines[0]
+    assert len(lines) < 15, out  # not one line per pair
+    for student in ("s003", "s007", "s009", "zed", "amy"):
+        assert any(line.startswith(student) for line in lines), (student, out)
+    assert not any(line.startswith("s000") for line in lines)
+    assert "forged count" in out and "a symlink" in out and "grades.csv" in out
+
+
+def test_verbose_shows_every_pair(capsys):
+    grade.print_summary(class_rows(), verbose=True)
+    out = capsys.readouterr().out
+    assert sum(line.startswith("s") for line in out.splitlines()) >= 500
+
+
+def test_a_class_without_problems_says_so(capsys):
+    grade.print_summary([grade.Row("alice", UNIT, 12.0, score=12.0)])
+    out = capsys.readouterr().out
+    assert "graded 1" in out and "nothing needs a look" in out and "alice" not in out
+
+
+def test_a_failed_pair_is_named_as_it_finishes_not_at_the_end(monkeypatch, tmp_path, capsys):
+    """s0 times out at once while the other pairs are still grading: it is on screen before they finish."""
+    seen = threading.Event()
+    said = []
+
+    def fake_grade(course, student, unit, *_):
+        if student == "s0":
+            return grade.Row(student, unit, 1.0, problems={"nb.ipynb": "timeout"})
+        deadline = time.monotonic() + 10
+        while not seen.is_set() and time.monotonic() < deadline:
+            captured = capsys.readouterr()
+            said.append(captured.out + captured.err)
+            if "s0" in "".join(said):
+                seen.set()
+            time.sleep(0.05)
+        return grade.Row(student, unit, 1.0, score=1.0)
+
+    monkeypatch.setattr(grade, "grade_pair", fake_grade)
+    monkeypatch.setattr(grade, "merge_gradebooks", lambda *_: None)
+    monkeypatch.setattr(grade, "save_progress", lambda course, row: None)
+    students = [f"s{i}" for i in range(3)]
+    folders = [tmp_path / s for s in students]
+    for folder in folders:
+        folder.mkdir()
+    rows = grade.grade_pairs(None, [(s, UNIT) for s in students], folders, 60, 3, tmp_path / "grading.log")
+    assert seen.is_set(), said
+    assert [row.student for row in rows] == students
