@@ -116,6 +116,23 @@ def build_parser() -> argparse.ArgumentParser:
     add_db_option(export)
     export.set_defaults(run=run_export)
 
+    lms_import = sub.add_parser(
+        "import",
+        help="把 Canvas / Moodle 的批量下载放成 <学生>/<单元>/ / place a Canvas or Moodle bulk download as "
+        "<student>/<unit>/",
+    )
+    lms_import.add_argument("download", help="LMS 下载的 zip / the LMS's zip")
+    lms_import.add_argument("--unit", required=True, help="这次作业的单元 / the assignment's unit")
+    lms_import.add_argument(
+        "--into", required=True, help="班级文件夹（交给 course grade）/ class folder (for course grade)"
+    )
+    lms_import.add_argument("--lms", choices=["auto", "canvas", "moodle"], default="auto")
+    lms_import.add_argument(
+        "--roster",
+        help="名单 CSV（默认课程文件夹中的 roster.csv）/ roster CSV (default: the course folder's)",
+    )
+    lms_import.set_defaults(run=run_import)
+
     regrade = sub.add_parser(
         "regrade", help="重评一名学生的一个单元并记录申请 / regrade one student's unit and log the request"
     )
@@ -282,6 +299,12 @@ def run_export(args) -> int:
     if roster:
         lms.read_roster(roster)  # checked before anything is written
     return lms.export(course, roster, canvas, moodle, args.moodle_key)
+
+
+def run_import(args) -> int:
+    from course.grading import lms_import
+
+    return lms_import.main(_course(), args.download, args.unit, args.into, args.roster, args.lms)
 
 
 def run_regrade(args) -> int:

@@ -35,6 +35,9 @@ STATE = (
     "gradebook_backups",
     "feedback_preview",
     "grades_preview.csv",
+    "checks.csv",
+    "similarity",
+    "stats",
 )
 KEPT_IN_CHECKOUT = "README.md"  # autograded/README.md is committed: never state
 

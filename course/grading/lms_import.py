@@ -1,0 +1,201 @@
+"""`python -m course import LMS_ZIP --unit UNIT --into FOLDER`: an LMS's bulk download of one assignment placed as
+`FOLDER/<student>/<unit>/<notebook>.ipynb`, the class folder `course grade` takes.
+
+Canvas's "Download Submissions" names each file `<lastfirst>_<user id>_<submission id>_<file>` (`<lastfirst>_late_…`
+for a late one); Moodle's "Download all submissions" names a folder `<Full Name>_<participant id>_assignsubmission_
+file_/` per student (or, unfolded, prefixes each file with it). The roster (`roster.csv`, see course/grading/lms.py)
+says who is who: Canvas's user id is its `canvas_id`; Moodle's participant id changes with every assignment, so a
+Moodle student is found by the roster's `name` (one student per name). A file whose LMS added a `-1` to its name, or
+the one notebook of a one-notebook unit under another name, takes the unit's notebook name.
+
+The zip is read member by member through intake (course/grading/intake.py): its limits, refusals and atomic
+placing hold here too, and the download itself is never changed. A student the roster does not know, a file in
+neither layout, a refused submission: each is listed on screen and in `FOLDER/lms_import_<unit>.csv`, never dropped
+silently. Canvas's late mark is kept there too; the download carries no submission times, so give late students'
+times to `course grade --timestamps`.
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from course.grading import intake, lms
+from course.layout import Course
+from utils.messages import bilingual
+
+CANVAS = re.compile(r"(?P<name>[^_/]+?)(?P<late>_late)?_(?P<user>\d+)_\d+_(?P<file>[^/]+)")
+MOODLE = re.compile(r"(?P<name>[^/]+?)_(?P<user>\d+)_assignsubmission_(?P<plugin>[a-z]+)_/*(?P<file>.+)")
+LAYOUTS = ("canvas", "moodle")
+REPORT_COLUMNS = ["lms_user", "lms_name", "student_id", "unit", "files", "late", "result"]
+
+
+@dataclass
+class Submitter:
+    """One student's files in the download, as the LMS named them."""
+
+    user: str  # Canvas's user id or Moodle's participant id
+    name: str  # lastfirst (Canvas) or the full name (Moodle)
+    late: bool = False
+    members: list[tuple[str, zipfile.ZipInfo]] = field(default_factory=list)  # (original name, entry)
+    student: str = ""  # the course's id, once the roster knows them
+    result: str = ""  # "placed", or why not (bilingual)
+
+
+def detect(names: list[str]) -> str:
+    """Which LMS wrote the download: the layout most of its files follow."""
+    moodle = sum(bool(MOODLE.fullmatch(n)) for n in names)
+    canvas = sum(bool(CANVAS.fullmatch(n)) for n in names)
+    if not moodle and not canvas:
+        raise ValueError(
+            bilingual(
+                "zip 既不是 Canvas 的“下载提交”也不是 Moodle 的“下载所有提交”",
+                "the zip is neither Canvas's 'Download Submissions' nor Moodle's 'Download all submissions'",
+            )
+        )
+    return "moodle" if moodle >= canvas else "canvas"
+
+
+def submitters(archive: zipfile.ZipFile, layout: str) -> tuple[list[Submitter], list[str]]:
+    """The download's students with their files, and the members in neither layout (left out)."""
+    pattern = MOODLE if layout == "moodle" else CANVAS
+    found: dict[str, Submitter] = {}
+    stray = []
+    for info in archive.infolist():
+        if info.is_dir():
+            continue
+        match = pattern.fullmatch(info.filename)
+        if match is None or match.groupdict().get("plugin", "file") != "file":
+            stray.append(intake.shown(info.filename))
+            continue
+        person = found.setdefault(match["user"], Submitter(match["user"], match["name"]))
+        person.late = person.late or bool(match.groupdict().get("late"))
+        person.members.append((match["file"], info))
+    return list(found.values()), stray
+
+
+def canonical(name: str) -> str:
+    return " ".join(name.replace("_", " ").split()).casefold()
+
+
+def identify(people: list[Submitter], roster: dict[str, dict[str, str]], layout: str) -> None:
+    """Fill in each submitter's course id from the roster (Canvas: canvas_id; Moodle: the name), or say why not."""
+    if layout == "canvas":
+        by_key = {row.get("canvas_id", "").strip(): student for student, row in roster.items()}
+        what = ("名单中没有这个 canvas_id", "no roster line has this canvas_id")
+    else:
+        by_key, twice = {}, set()
+        for student, row in roster.items():
+            key = canonical(row.get("name", ""))
+            twice |= {key} if key in by_key else set()
+            by_key[key] = student
+        for key in twice:
+            by_key[key] = ""  # two students of one name: neither is guessed
+        what = ("名单中没有这个名字，或有两名同名学生", "no roster line has this name, or two have it")
+    for person in people:
+        key = person.user if layout == "canvas" else canonical(person.name)
+        person.student = by_key.get(key, "") if key else ""
+        if not person.student:
+            person.result = bilingual(f"未知学生：{what[0]}", f"unknown student: {what[1]}")
+
+
+def notebook_name(original: str, notebooks: list[str], only_notebook: bool) -> str:
+    """The name a file takes in the unit folder: the unit's notebook it is (an LMS's `-1` dropped, or the only
+    notebook of a one-notebook unit), else its own."""
+    if not original.endswith(".ipynb") or original in notebooks:
+        return original
+    unnumbered = re.sub(r"-\d+(?=\.ipynb$)", "", original)
+    if unnumbered in notebooks:
+        return unnumbered
+    return notebooks[0] if only_notebook and len(notebooks) == 1 else original
+
+
+def upload(archive: zipfile.ZipFile, person: Submitter, unit: str, notebooks: list[str]) -> intake.Upload:
+    ipynb = [name for name, _ in person.members if name.endswith(".ipynb")]
+    members = [(notebook_name(name, notebooks, len(ipynb) == 1), info) for name, info in person.members]
+    path = f"{person.student}/{unit}"
+    return intake.Upload(person.student, unit, lambda: intake.member_files(archive, members, path))
+
+
+def write_report(path: Path, people: list[Submitter], stray: list[str], unit: str) -> None:
+    with path.open("w", newline="", encoding="utf-8") as f:
+        writer = csv.writer(f)
+        writer.writerow(REPORT_COLUMNS)
+        for p in people:
+            files = " | ".join(intake.shown(name) for name, _ in p.members)
+            row = [p.user, intake.shown(p.name), p.student, unit, files, "yes" if p.late else "", p.result]
+            writer.writerow(row)
+        for name in stray:
+            writer.writerow(["", "", "", unit, name, "", "left out: not in the LMS's layout"])
+
+
+def import_zip(
+    course: Course,
+    download: Path,
+    unit: str,
+    into: Path,
+    roster_path: Path,
+    layout: str = "auto",
+    limits: intake.Limits | None = None,
+) -> tuple[list[Submitter], list[str]]:
+    """Place the download's notebooks into `into/<student>/<unit>/` (`unit` by its full name): every student
+    found, with the result, and the files in neither layout (left out)."""
+    roster = lms.read_roster(roster_path)
+    if not zipfile.is_zipfile(download):
+        raise ValueError(bilingual(f"不是 zip 文件：{download}", f"not a zip file: {download}"))
+    into.mkdir(parents=True, exist_ok=True)
+    with zipfile.ZipFile(download) as archive:
+        if layout == "auto":
+            layout = detect([info.filename for info in archive.infolist() if not info.is_dir()])
+        people, stray = submitters(archive, layout)
+        identify(people, roster, layout)
+        for person in people:
+            if person.result:
+                continue
+            try:
+                notes = intake.place(
+                    upload(archive, person, unit, course.notebooks(unit)),
+                    into,
+                    False,
+                    None,
+                    limits or intake.LIMITS,
+                )
+            except intake.Refused as error:
+                person.result = str(error)
+            else:
+                person.result = "; ".join(["placed", *notes])
+    write_report(report_path(into, unit), people, stray, unit)
+    return people, stray
+
+
+def report_path(into: Path, unit: str) -> Path:
+    return into / f"lms_import_{unit}.csv"
+
+
+def main(
+    course: Course, download: str, unit: str, into: str, roster: str | None, layout: str = "auto"
+) -> int:
+    """`python -m course import`: place, then say what was not placed and who was late; 1 if anything was not."""
+    roster_path = Path(roster) if roster else course.root / "roster.csv"
+    target, (unit,) = Path(into), course.select([unit])
+    people, stray = import_zip(course, Path(download), unit, target, roster_path, layout)
+    placed = [p for p in people if p.result.startswith("placed")]
+    problems = [p for p in people if not p.result.startswith("placed")]
+    print(bilingual(f"已放入 {target}：{len(placed)} 名学生", f"placed in {target}: {len(placed)} students"))
+    for person in problems:
+        print(f"{intake.shown(person.name)} ({person.user}): {person.result}")
+    for name in stray:
+        print(bilingual(f"略过（不是 LMS 的格式）：{name}", f"left out (not in the LMS's layout): {name}"))
+    if late := [p.student or p.name for p in people if p.late]:
+        print(
+            bilingual(
+                f"Canvas 标为迟交：{late}；下载中没有提交时间：用 course grade --timestamps 给出",
+                f"late according to Canvas: {late}; the download has no times: give them to course grade --timestamps",
+            )
+        )
+    report = report_path(target, unit)
+    print(bilingual(f"导入记录：{report}", f"import report: {report}"))
+    return 1 if problems or stray else 0
