@@ -95,7 +95,16 @@ class Match:
 def compare(course: Course, folder: Path, unit: str, threshold: float) -> tuple[list[Match], Path | None]:
     """Compare the unit's students (in `folder`, <student>/<unit>/*.ipynb) with each other and the references;
     write the report; the matches at or above `threshold` and the report (None: fewer than one student)."""
-    from copydetect import CopyDetector
+    try:
+        from copydetect import CopyDetector
+    except ImportError:
+        raise ValueError(
+            bilingual(
+                "相似度检查需要 copydetect：pip install 'copydetect>=0.5,<0.6'（任何有课程文件夹的机器都可以，不需要 GPU）",
+                "the similarity check needs copydetect: pip install 'copydetect>=0.5,<0.6' (on any machine with the "
+                "course folder; no GPU needed)",
+            )
+        ) from None
 
     out = course.root / FOLDER / unit
     shutil.rmtree(out, ignore_errors=True)
