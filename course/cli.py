@@ -113,6 +113,20 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--canvas", help="写出 Canvas 成绩导入 CSV / write Canvas's gradebook import CSV")
     export.add_argument("--moodle", help="写出 Moodle 成绩导入 CSV / write Moodle's grade import CSV")
     export.add_argument("--moodle-key", choices=["idnumber", "email"], default="idnumber")
+    export.add_argument(
+        "--columns",
+        help="单元到 LMS 列名的 CSV（unit,column）/ CSV mapping each unit to its LMS column (unit,column)",
+    )
+    export.add_argument(
+        "--lms-gradebook",
+        help="LMS 自己导出的成绩册 CSV：每个单元必须落在其中已有的列 / the LMS's own exported gradebook CSV: "
+        "every unit must land in one of its columns (never a new, duplicate assignment)",
+    )
+    export.add_argument(
+        "--missing-as-zero",
+        action="store_true",
+        help="未提交的单元导出为 0（默认留空，LMS 保留原值）/ export a unit not submitted as 0 (default: blank)",
+    )
     add_db_option(export)
     export.set_defaults(run=run_export)
 
@@ -298,7 +312,10 @@ def run_export(args) -> int:
         roster = course.root / "roster.csv"
     if roster:
         lms.read_roster(roster)  # checked before anything is written
-    return lms.export(course, roster, canvas, moodle, args.moodle_key)
+    mapping, lms_gradebook = (Path(a) if a else None for a in (args.columns, args.lms_gradebook))
+    return lms.export(
+        course, roster, canvas, moodle, args.moodle_key, mapping, lms_gradebook, args.missing_as_zero
+    )
 
 
 def run_import(args) -> int:

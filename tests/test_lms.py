@@ -9,7 +9,7 @@ import nbgrader.api
 import pytest
 from nbgrader.api import Gradebook
 
-from course import notebooks
+from course import cli, notebooks
 from course.grading import lms, worker
 from course.layout import COURSE, Course
 
@@ -100,3 +100,78 @@ def test_canvas_and_moodle_imports_through_the_roster(course, tmp_path, capsys):
     ]
     with pytest.raises(ValueError, match="roster"):
         lms.export(course, None, canvas, None, "idnumber")
+
+
+def roster_file(tmp_path):
+    roster = tmp_path / "roster.csv"
+    roster.write_text(
+        "student_id,name,canvas_id,sis_login_id,idnumber\n"
+        "alice,Alice Li,101,ali,S1\nbob,Bob Wang,102,bwa,S2\ncarol,Carol Xu,103,cxu,S3\n"
+    )
+    return roster
+
+
+CANVAS_EXPORT = (
+    "\ufeffStudent,ID,SIS User ID,SIS Login ID,Section,Quiz 1 (4100),"
+    f"{UNIT} (4242),Assignments Current Score\n"
+    "    Points Possible,,,,,5,12,(read only)\n"
+)
+
+
+def test_grades_land_in_the_lms_own_column_never_a_new_assignment(course, tmp_path):
+    """Canvas's own export names the unit's assignment `01_memory_bottleneck (4242)`: the import file uses that
+    column, so Canvas updates the assignment instead of creating a second one beside it."""
+    lms_export, canvas, moodle = (
+        tmp_path / "canvas_export.csv",
+        tmp_path / "canvas.csv",
+        tmp_path / "moodle.csv",
+    )
+    lms_export.write_text(CANVAS_EXPORT, encoding="utf-8")
+    lms.export(course, roster_file(tmp_path), canvas, moodle, "idnumber", lms_gradebook=lms_export)
+    assert read(canvas)[0] == ["Student", "ID", "SIS Login ID", "Section", f"{UNIT} (4242)"]
+    assert read(moodle)[0] == ["idnumber", f"{UNIT} (4242)"]
+
+
+def test_a_mapping_file_names_the_column(course, tmp_path):
+    mapping, canvas = tmp_path / "columns.csv", tmp_path / "canvas.csv"
+    mapping.write_text("unit,column\n01,Quiz 1 (4100)\n")
+    lms_export = tmp_path / "canvas_export.csv"
+    lms_export.write_text(CANVAS_EXPORT, encoding="utf-8")
+    lms.export(course, roster_file(tmp_path), canvas, None, "idnumber", mapping, lms_export)
+    assert read(canvas)[0][-1] == "Quiz 1 (4100)"
+    lms.export(
+        course, roster_file(tmp_path), canvas, None, "idnumber", mapping
+    )  # no LMS export to check against
+    assert read(canvas)[0][-1] == "Quiz 1 (4100)"
+    mapping.write_text("unit,column\n01,Homework 1\n")
+    with pytest.raises(ValueError, match="duplicate assignment") as refused:
+        lms.export(course, roster_file(tmp_path), canvas, None, "idnumber", mapping, lms_export)
+    assert str(lms_export) in str(refused.value) and "--columns" in str(refused.value)
+    mapping.write_text("unit,column\n99,Homework 1\n")
+    with pytest.raises(ValueError, match="line 2"):
+        lms.export(course, roster_file(tmp_path), canvas, None, "idnumber", mapping)
+
+
+def test_a_unit_the_lms_does_not_have_is_refused_before_any_lms_file_is_written(course, tmp_path):
+    lms_export, canvas = tmp_path / "canvas_export.csv", tmp_path / "canvas.csv"
+    lms_export.write_text("Student,ID,SIS User ID,SIS Login ID,Section,Quiz 1 (4100)\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="duplicate assignment"):
+        lms.export(course, roster_file(tmp_path), canvas, None, "idnumber", lms_gradebook=lms_export)
+    assert not canvas.exists()
+
+
+def test_missing_exported_as_zero_on_request(course, tmp_path):
+    canvas, moodle = tmp_path / "canvas.csv", tmp_path / "moodle.csv"
+    lms.export(course, roster_file(tmp_path), canvas, moodle, "idnumber")
+    assert read(canvas)[-1][-1] == "" and read(moodle)[-1] == ["S3", ""]  # carol: nothing submitted
+    lms.export(course, roster_file(tmp_path), canvas, moodle, "idnumber", missing_as_zero=True)
+    assert read(canvas)[-1] == ["Carol Xu", "103", "cxu", "", "0"]
+    assert read(moodle)[-1] == ["S3", "0"]
+    assert read(moodle)[1] == ["S1", "11.5"]
+
+
+def test_the_export_options_on_the_command_line():
+    args = cli.build_parser().parse_args(
+        ["export", "--columns", "c.csv", "--lms-gradebook", "g.csv", "--missing-as-zero"]
+    )
+    assert (args.columns, args.lms_gradebook, args.missing_as_zero) == ("c.csv", "g.csv", True)

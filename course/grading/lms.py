@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from course import notebooks
-from course.grading import semester
+from course.grading import lms_columns, semester
 from course.layout import Course
 from utils.messages import bilingual
 
@@ -206,19 +206,29 @@ def read_roster(path: Path) -> dict[str, dict[str, str]]:
     return roster
 
 
-def unit_scores(found: Table, student: str) -> list[str]:
-    return [
-        number(found.totals.get(student, {}).get(u)) if u in found.totals.get(student, {}) else ""
-        for u in found.units()
-    ]
+def unit_scores(found: Table, student: str, missing_as_zero: bool = False) -> list[str]:
+    """The student's unit totals; a unit not submitted is blank (the LMS keeps what it has), or 0."""
+    totals = found.totals.get(student, {})
+    blank = "0" if missing_as_zero else ""
+    return [number(totals[u]) if u in totals else blank for u in found.units()]
 
 
-def write_canvas(found: Table, roster: dict[str, dict[str, str]], path: Path) -> None:
-    """Canvas's gradebook import: Student, ID, SIS Login ID, Section, one column per unit; a "Points Possible"
-    row first. Canvas matches students by SIS Login ID (or ID) and assignments by column name."""
+def write_canvas(
+    found: Table,
+    roster: dict[str, dict[str, str]],
+    path: Path,
+    names: dict[str, str] | None = None,
+    missing_as_zero: bool = False,
+) -> None:
+    """Canvas's gradebook import: Student, ID, SIS Login ID, Section, one column per unit (named by `names`, see
+    course/grading/lms_columns.py); a "Points Possible" row first. Canvas matches students by SIS Login ID (or ID)
+    and assignments by column name."""
+    names = names or {}
     with path.open("w", newline="", encoding="utf-8") as f:
         writer = csv.writer(f)
-        writer.writerow(["Student", "ID", "SIS Login ID", "Section", *found.units()])
+        writer.writerow(
+            ["Student", "ID", "SIS Login ID", "Section", *(names.get(u, u) for u in found.units())]
+        )
         writer.writerow(
             ["    Points Possible", "", "", "", *(number(found.possible(u)) for u in found.units())]
         )
@@ -229,32 +239,49 @@ def write_canvas(found: Table, roster: dict[str, dict[str, str]], path: Path) ->
                     person.get("canvas_id", ""),
                     person.get("sis_login_id", ""),
                     person.get("section", ""),
-                    *unit_scores(found, student),
+                    *unit_scores(found, student, missing_as_zero),
                 ]
             )
 
 
-def write_moodle(found: Table, roster: dict[str, dict[str, str]], path: Path, key: str = "idnumber") -> None:
-    """Moodle's grade import (CSV): the identifying column (`idnumber` or `email`), then one column per unit,
-    mapped to grade items when importing."""
+def write_moodle(
+    found: Table,
+    roster: dict[str, dict[str, str]],
+    path: Path,
+    key: str = "idnumber",
+    names: dict[str, str] | None = None,
+    missing_as_zero: bool = False,
+) -> None:
+    """Moodle's grade import (CSV): the identifying column (`idnumber` or `email`), then one column per unit
+    (named by `names`), mapped to grade items when importing."""
+    names = names or {}
     if key not in ("idnumber", "email"):
         raise ValueError(
             bilingual("Moodle 的标识列只能是 idnumber 或 email", "Moodle's key is idnumber or email")
         )
     with path.open("w", newline="", encoding="utf-8") as f:
         writer = csv.writer(f)
-        writer.writerow([key, *found.units()])
+        writer.writerow([key, *(names.get(u, u) for u in found.units())])
         for student, person in roster.items():
-            writer.writerow([person.get(key, ""), *unit_scores(found, student)])
+            writer.writerow([person.get(key, ""), *unit_scores(found, student, missing_as_zero)])
 
 
 def export(
-    course: Course, roster_path: Path | None, canvas: Path | None, moodle: Path | None, key: str
+    course: Course,
+    roster_path: Path | None,
+    canvas: Path | None,
+    moodle: Path | None,
+    key: str,
+    columns_path: Path | None = None,
+    lms_gradebook: Path | None = None,
+    missing_as_zero: bool = False,
 ) -> int:
     """`python -m course export`: grades.csv's late columns computed again, grades_by_cell.csv, and the LMS files
-    asked for (through the roster)."""
+    asked for (through the roster), each unit in its LMS column (`columns_path`, `lms_gradebook`: see
+    course/grading/lms_columns.py), a unit not submitted blank or, `missing_as_zero`, 0."""
     semester.refresh_late_columns(course)
     found = table(course)
+    names = lms_columns.unit_columns(course, found.units(), columns_path, lms_gradebook)
     print(bilingual(f"按单元格的成绩：{write_cells(course)}", f"grades by cell: {course.root / CELLS_FILE}"))
     if ungraded := found.ungraded():
         print(
@@ -274,9 +301,9 @@ def export(
                 )
             )
         if canvas:
-            write_canvas(found, roster, canvas)
+            write_canvas(found, roster, canvas, names, missing_as_zero)
             print(bilingual(f"Canvas 导入文件：{canvas}", f"Canvas import: {canvas}"))
         if moodle:
-            write_moodle(found, roster, moodle, key)
+            write_moodle(found, roster, moodle, key, names, missing_as_zero)
             print(bilingual(f"Moodle 导入文件：{moodle}", f"Moodle import: {moodle}"))
     return 0
