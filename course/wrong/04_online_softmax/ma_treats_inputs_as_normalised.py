@@ -3,9 +3,7 @@
 # selftest-must-fail: test_merge_attention
 # Mistake: treats o1 and o2 as normalised outputs (weights them by l and divides by the new l).
 # 错误：把 o1、o2 当成已归一化的输出（乘以 l 再除以新的 l）。
-@@ -1,6 +1,6 @@
- def merge_attention_states(o1, m1, l1, o2, m2, l2):
--    """(o, m, ℓ) of the union of two parts; o1, o2 and o unnormalised (Σ e^(s-m) v), shape (..., d)."""
+@@ -3,4 +3,5 @@
      m, l = merge_softmax_states(m1, l1, m2, l2)
      shift = finite_max(m)
 -    o = o1 * torch.exp(m1 - shift)[..., None] + o2 * torch.exp(m2 - shift)[..., None]

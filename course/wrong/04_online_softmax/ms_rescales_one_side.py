@@ -3,10 +3,8 @@
 # selftest-must-fail: test_merge_states
 # Mistake: rescales only the first state's sum (correct only when m2 is the larger maximum).
 # 错误：只重新缩放第一个状态的和（只有 m2 更大时才对）。
-@@ -1,5 +1,3 @@
- def merge_softmax_states(m1, l1, m2, l2):
--    """(m, ℓ) of the union of two parts of a row, from each part's (m, ℓ)."""
+@@ -3,3 +3,3 @@
      m = torch.maximum(m1, m2)
--    shift = finite_max(m)
+     shift = finite_max(m)
 -    return m, l1 * torch.exp(m1 - shift) + l2 * torch.exp(m2 - shift)
-+    return m, l1 * torch.exp(m1 - finite_max(m)) + l2
++    return m, l1 * torch.exp(m1 - shift) + l2

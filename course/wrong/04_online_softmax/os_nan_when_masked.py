@@ -3,22 +3,14 @@
 # selftest-must-fail: test_online_softmax
 # Mistake: subtracts the running maximum itself, so a block of -inf before any finite score gives e^(-inf + inf) = NaN.
 # 错误：直接减去运行最大值，开头全是 -inf 的块得到 e^(-inf + inf) = NaN。
-@@ -1,4 +1,3 @@
- def online_softmax(x, block_size):
--    """softmax(x) over the last dim: one sweep over column blocks for (m, ℓ), one sweep to normalise."""
-     n = x.shape[-1]
-     work = torch.promote_types(x.dtype, torch.float32)
-@@ -8,11 +7,9 @@
+@@ -8,8 +8,8 @@
          block = x[..., c0 : c0 + block_size].to(work)
          m_new = torch.maximum(m, block.amax(dim=-1))
 -        shift = finite_max(m_new)
--        row_sum = row_sum * torch.exp(m - shift) + torch.exp(block - shift[..., None]).sum(dim=-1)
-+        row_sum = row_sum * torch.exp(m - m_new) + torch.exp(block - m_new[..., None]).sum(dim=-1)
++        shift = m_new
+         row_sum = row_sum * torch.exp(m - shift) + torch.exp(block - shift[..., None]).sum(dim=-1)
          m = m_new
 -    shift, inverse = finite_max(m), torch.where(row_sum > 0, 1 / row_sum, torch.zeros_like(row_sum))
++    shift, inverse = m, 1 / row_sum
      out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
      for c0 in range(0, n, block_size):
-         block = x[..., c0 : c0 + block_size].to(work)
--        out[..., c0 : c0 + block_size] = (torch.exp(block - shift[..., None]) * inverse[..., None]).to(x.dtype)
-+        out[..., c0 : c0 + block_size] = (torch.exp(block - m[..., None]) / row_sum[..., None]).to(x.dtype)
-     return out

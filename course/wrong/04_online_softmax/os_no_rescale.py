@@ -3,12 +3,7 @@
 # selftest-must-fail: test_online_softmax
 # Mistake: when the maximum grows, the sum kept so far is not multiplied by e^(m - m').
 # 错误：最大值变大时，没有把已累加的和乘以 e^(m - m')。
-@@ -1,4 +1,3 @@
- def online_softmax(x, block_size):
--    """softmax(x) over the last dim: one sweep over column blocks for (m, ℓ), one sweep to normalise."""
-     n = x.shape[-1]
-     work = torch.promote_types(x.dtype, torch.float32)
-@@ -7,8 +6,6 @@
+@@ -7,8 +7,6 @@
      for c0 in range(0, n, block_size):
          block = x[..., c0 : c0 + block_size].to(work)
 -        m_new = torch.maximum(m, block.amax(dim=-1))

@@ -3,10 +3,7 @@
 # selftest-must-fail: test_online_softmax
 # Mistake: the safe softmax in three sweeps over the blocks (the maximum, then the sum, then normalise).
 # 错误：对各块扫三遍的安全 softmax（先求最大值，再求和，再归一化）。
-@@ -1,15 +1,13 @@
- def online_softmax(x, block_size):
--    """softmax(x) over the last dim: one sweep over column blocks for (m, ℓ), one sweep to normalise."""
-     n = x.shape[-1]
+@@ -4,12 +4,11 @@
      work = torch.promote_types(x.dtype, torch.float32)
      m = torch.full(x.shape[:-1], float("-inf"), dtype=work, device=x.device)
 +    for c0 in range(0, n, block_size):

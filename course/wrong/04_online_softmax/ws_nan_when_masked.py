@@ -3,25 +3,16 @@
 # selftest-must-fail: test_weighted_sum
 # Mistake: subtracts the running maximum itself and divides by l unguarded: fully masked rows become NaN.
 # 错误：直接减去运行最大值、不加保护地除以 l：整行被遮住的行变成 NaN。
-@@ -1,4 +1,3 @@
- def online_softmax_weighted_sum(scores, values, block_size):
--    """(O, L): O = softmax(scores) @ values, L = m + log ℓ, in one sweep over blocks of keys."""
-     n_k = scores.shape[-1]
-     work = torch.promote_types(torch.promote_types(scores.dtype, values.dtype), torch.float32)
-@@ -9,12 +8,9 @@
-     for c0 in range(0, n_k, block_size):
-         s = scores[..., c0 : c0 + block_size].to(work)
--        v = values[..., c0 : c0 + block_size, :].to(work)
+@@ -11,5 +11,5 @@
+         v = values[..., c0 : c0 + block_size, :].to(work)
          m_new = torch.maximum(m, s.amax(dim=-1))
 -        shift = finite_max(m_new)
--        p = torch.exp(s - shift[..., None])
--        rescale = torch.exp(m - shift)
-+        p = torch.exp(s - m_new[..., None])
-+        rescale = torch.exp(m - m_new)
-         row_sum = row_sum * rescale + p.sum(dim=-1)
--        acc = acc * rescale[..., None] + p @ v
-+        acc = acc * rescale[..., None] + p @ values[..., c0 : c0 + block_size, :].to(work)
++        shift = m_new
+         p = torch.exp(s - shift[..., None])
+         rescale = torch.exp(m - shift)
+@@ -17,4 +17,4 @@
+         acc = acc * rescale[..., None] + p @ v
          m = m_new
 -    out = acc / torch.where(row_sum > 0, row_sum, torch.ones_like(row_sum))[..., None]
--    return out.to(values.dtype), (m + torch.log(row_sum)).float()
-+    return (acc / row_sum[..., None]).to(values.dtype), (m + torch.log(row_sum)).float()
++    out = acc / row_sum[..., None]
+     return out.to(values.dtype), (m + torch.log(row_sum)).float()

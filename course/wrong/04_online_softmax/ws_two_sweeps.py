@@ -1,7 +1,7 @@
 # selftest-notebook: online_softmax.ipynb
 # selftest-replaces: os_weighted_sum
 # selftest-must-fail: test_weighted_sum
-# selftest-whole: a different program, not the reference with a change
+# selftest-whole: two sweeps over the scores instead of one
 # Mistake: finds m and l in a first sweep, then reads the scores again to accumulate P V (two reads of S).
 # 错误：第一遍求 m 和 l，第二遍再读一次分数累加 P V（S 读了两遍）。
 def online_softmax_weighted_sum(scores, values, block_size):

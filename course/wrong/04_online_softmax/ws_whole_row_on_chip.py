@@ -1,7 +1,7 @@
 # selftest-notebook: online_softmax.ipynb
 # selftest-replaces: os_weighted_sum
 # selftest-must-fail: test_weighted_sum
-# selftest-whole: a different program, not the reference with a change
+# selftest-whole: concatenates whole rows and calls torch.softmax instead of the running statistics
 # Mistake: reads the scores block by block once but keeps every block, concatenates whole rows and calls torch.softmax.
 # 错误：分块读一次分数，但把所有块留下来拼成整行，再调用 torch.softmax。
 def online_softmax_weighted_sum(scores, values, block_size):
