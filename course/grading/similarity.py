@@ -78,18 +78,30 @@ class Match:
     other: str  # a student, or "reference: <file>"
     share: float  # of the student's code (for two students: the larger of the two shares)
 
-    def reason(self, report: Path) -> str:
+    def names(self) -> tuple[str, str]:
+        """Whom it matches, and how much (zh, en)."""
         if self.other.startswith("reference: "):
             source = self.other.removeprefix("reference: ")
-            return bilingual(
-                f"相似度：代码的 {self.share:.0%} 与参考答案（{source}）相同，请复核（{report}）",
-                f"similarity: {self.share:.0%} of the code matches the reference solution ({source}): "
-                f"review it ({report})",
+            return (
+                f"参考答案（{source}）{self.share:.0%}",
+                f"the reference solution ({source}) {self.share:.0%}",
             )
-        return bilingual(
-            f"相似度：与 {self.other} 的代码有 {self.share:.0%} 相同，请复核（{report}）",
-            f"similarity: {self.share:.0%} of the code matches {self.other}'s: review it ({report})",
-        )
+        return f"{self.other} {self.share:.0%}", f"{self.other}'s {self.share:.0%}"
+
+
+SHOWN = 3  # matches named in one student's reason (the report has them all)
+
+
+def reason(matches: list[Match], report: Path) -> str:
+    """One line for one student's matches, the closest first."""
+    named = [m.names() for m in sorted(matches, key=lambda m: -m.share)[:SHOWN]]
+    more = len(matches) - len(named)
+    zh = "、".join(z for z, _ in named) + (f" 等 {len(matches)} 处" if more else "")
+    en = ", ".join(e for _, e in named) + (f" and {more} more" if more else "")
+    return bilingual(
+        f"相似度：代码与 {zh} 相同，请复核（{report}）",
+        f"similarity: the code matches {en}: review it ({report})",
+    )
 
 
 def compare(course: Course, folder: Path, unit: str, threshold: float) -> tuple[list[Match], Path | None]:
@@ -179,10 +191,12 @@ def record(course: Course, folder: Path, unit: str, found: list[Match], report: 
     flags = read_flags(course)
     earlier = {key: entry["reasons"] for key, entry in flags.items() if key.endswith(f"/{unit}")}
     flags = {key: entry for key, entry in flags.items() if key not in earlier}
-    for match in found:
-        code = digest(student_code(course, folder, match.student, unit))
-        entry = flags.setdefault(f"{match.student}/{unit}", {"code": code, "reasons": []})
-        entry["reasons"].append(match.reason(report.relative_to(course.root)))
+    for student in sorted({match.student for match in found}):
+        mine = [match for match in found if match.student == student]
+        flags[f"{student}/{unit}"] = {
+            "code": digest(student_code(course, folder, student, unit)),
+            "reasons": [reason(mine, report.relative_to(course.root))],
+        }
     path = flags_path(course)
     partial = path.with_suffix(".partial")
     partial.write_text(json.dumps(flags, ensure_ascii=False, indent=1), encoding="utf-8")
