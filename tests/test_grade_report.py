@@ -2,10 +2,16 @@
 full table stays in grades.csv and behind --verbose); and progress from the first pair, a pair that needs a look
 named as soon as it finishes."""
 
+import shutil
 import threading
 import time
 
+import pytest
+from pipeline_fixture import FIXTURE, FIXTURE_COURSE
+from pipeline_fixture import UNIT as FIXTURE_UNIT
+
 from course.grading import grade
+from course.layout import Course
 
 UNIT = "01_memory_bottleneck"
 
@@ -76,3 +82,28 @@ def test_a_failed_pair_is_named_as_it_finishes_not_at_the_end(monkeypatch, tmp_p
     rows = grade.grade_pairs(None, [(s, UNIT) for s in students], folders, 60, 3, tmp_path / "grading.log")
     assert seen.is_set(), said
     assert [row.student for row in rows] == students
+
+
+def test_a_student_not_in_the_roster_needs_a_look():
+    """roster.csv is the course's one list of students: a submission of anyone else is flagged for review."""
+    rows = [grade.Row("alice", UNIT, 12.0, score=12.0), grade.Row("alcie", UNIT, 12.0, score=12.0)]
+    grade.flag_unlisted(rows, {"alice": {"student_id": "alice"}})
+    assert rows[0].flags == [] and grade.outcome(rows[1]) == "flagged for review"
+    assert "alcie is not in roster.csv" in rows[1].flags[0]
+    grade.flag_unlisted(rows[:1], None)  # no roster yet: nothing to check against
+    assert rows[0].flags == []
+
+
+def test_a_broken_roster_stops_grading_before_anything_is_placed(tmp_path):
+    course = Course(tmp_path / "course", FIXTURE_COURSE.wrong)
+    shutil.copytree(FIXTURE / "source", course.source)
+    (course.root / "roster.csv").write_text(
+        "student_id,name\nalice,Alice\nalice,Alice Li\n", encoding="utf-8"
+    )
+    uploads = tmp_path / "uploads" / "alice" / FIXTURE_UNIT
+    uploads.mkdir(parents=True)
+    shutil.copy(FIXTURE / "source" / FIXTURE_UNIT / "softmax.ipynb", uploads)
+    with pytest.raises(ValueError, match="roster.csv") as refused:
+        grade.grade(course, tmp_path / "uploads")
+    assert "line 3" in str(refused.value)
+    assert not course.submitted.exists()

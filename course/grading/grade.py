@@ -632,6 +632,7 @@ def grade(
     no_world_writable()
     policy = semester.load_policy(semester.semester_path(course), course)
     uploads = semester.read_timestamps(selection.timestamps, course, policy.zone)
+    roster = lms.course_roster(course)  # the one list of the course's students
     with open_pool(ray) as where, grading_lock(course):
         back_up_gradebook(course)
         intakes = copy_class(course, submissions, selection.accepts if selection.narrowed else None, uploads)
@@ -674,6 +675,7 @@ def grade(
         rows = [graded.get(pair) or not_graded(course, pair, refused.get(pair)) for pair in pairs]
         for row, found in zip(rows, intakes, strict=True):
             row.flags += found.notes + similarity.saved_flags(course, row.student, row.unit)
+        flag_unlisted(rows, roster)
         times = submission_times(course, rows, uploads, policy.zone)
         columns = grade_columns(policy, times, semester.provenance(salt, version))
         write_csv(rows, course.root / "grades.csv", columns, keep_others=selection.narrowed)
@@ -724,6 +726,19 @@ def feedback_only(
                 )
         shutil.copyfile(scratch.root / "grades.csv", preview / "grades_preview.csv")
     return rows
+
+
+def flag_unlisted(rows: list[Row], roster: dict[str, dict[str, str]] | None) -> None:
+    """Flag for review the rows of students the course's roster.csv does not list (none without a roster)."""
+    for row in rows:
+        if roster is not None and row.student not in roster:
+            row.flags.append(
+                bilingual(
+                    f"{row.student} 不在名单 {lms.ROSTER_FILE} 中：加入名单（否则不会导出到 LMS），或检查文件夹名",
+                    f"{row.student} is not in {lms.ROSTER_FILE}: add them (else no LMS export has them) or check the "
+                    "folder's name",
+                )
+            )
 
 
 def not_graded(course: Course, pair: tuple[str, str], refused: str | None) -> Row:

@@ -169,6 +169,13 @@ def write_cells(course: Course, path: Path | None = None) -> Path:
 
 
 ROSTER_COLUMNS = ["student_id", "name", "email", "sis_login_id", "canvas_id", "section", "idnumber"]
+ROSTER_FILE = "roster.csv"
+
+
+def course_roster(course: Course) -> dict[str, dict[str, str]] | None:
+    """The course folder's roster.csv, every line checked; None while the course has none."""
+    path = course.root / ROSTER_FILE
+    return read_roster(path) if path.is_file() else None
 
 
 def read_roster(path: Path) -> dict[str, dict[str, str]]:
