@@ -36,7 +36,7 @@ setup() {
   if ! "$py" -c 'import torch, sys; sys.exit(not torch.cuda.is_available())' 2>/dev/null; then
     pip "triton>=3.7,<4"   # CPU interpreter: Triton 3.6 breaks with NumPy >= 2.4
   fi
-  pip -e ".[dev]"
+  pip -e ".[dev,cluster]"
   rm -f "$VENV"/.installed-*; touch "$stamp"
 }
 
@@ -49,6 +49,7 @@ case "${1:-demo}" in
     python -m ruff format --check .
     bash tests/browser/setup.sh   # Chromium and a CJK font from apt where missing; says why where it cannot
     bash course/install_sandbox.sh   # bubblewrap from apt where missing: the sandbox tests need the allow-list
+    bash tests/install_postgres.sh   # PostgreSQL from apt where missing: the gradebook tests start their own server
     exec python -m pytest "$@" ;;
   lab)
     shift

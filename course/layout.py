@@ -50,6 +50,7 @@ class Course:
 
     root: Path
     wrong: Path
+    db: str = ""  # the gradebook's database URL (`--db postgresql://…`); empty: `gradebook`, a SQLite file
     code: Path | None = None
 
     @property

@@ -627,8 +627,7 @@ def grade(
         raise ValueError(bilingual(f"--jobs 至少为 1，收到 {jobs}", f"--jobs must be at least 1, got {jobs}"))
     timeout = timeout or default_timeout()
     judge_sandbox.choose(sandbox)  # no isolation here: refused before anything is graded
-    if course.db:
-        gradebook_db.check(course.db)  # a wrong URL or password: refused before anything is graded
+    gradebook_db.settle(course)  # a wrong URL or password, another database: refused before grading
     no_world_writable()
     policy = semester.load_policy(semester.semester_path(course), course)
     uploads = semester.read_timestamps(selection.timestamps, course, policy.zone)
@@ -702,6 +701,7 @@ def feedback_only(
     `feedback_preview/<student>/<unit>/` (with `grades_preview.csv`): the course's gradebook, grades.csv,
     submitted/ and feedback/ are never written."""
     preview = course.root / "feedback_preview"
+    gradebook_db.settle(course)
     salt = feedback_salt(grading_salt(course))
     with tempfile.TemporaryDirectory(prefix="course-feedback-") as tmp:
         scratch = Course(Path(tmp) / "course", course.wrong)

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from course import notebooks
-from course.grading import lms_columns, semester
+from course.grading import gradebook_db, lms_columns, semester
 from course.layout import Course
 from utils.messages import bilingual
 
@@ -112,7 +112,8 @@ class Table:
 
 
 def table(course: Course) -> Table:
-    scores = gradebook_scores(course.gradebook)
+    with gradebook_db.readable(course) as gradebook:
+        scores = gradebook_scores(gradebook)
     units = sorted({unit for _, unit, _, _ in scores} & set(course.units()))
     cols = columns(course, units)
     rates = penalty_rates(course)
@@ -286,6 +287,7 @@ def export(
     """`python -m course export`: grades.csv's late columns computed again, grades_by_cell.csv, and the LMS files
     asked for (through the roster), each unit in its LMS column (`columns_path`, `lms_gradebook`: see
     course/grading/lms_columns.py), a unit not submitted blank or, `missing_as_zero`, 0."""
+    gradebook_db.settle(course)  # a wrong URL or password, another database: refused before writing
     semester.refresh_late_columns(course)
     found = table(course)
     names = lms_columns.unit_columns(course, found.units(), columns_path, lms_gradebook)

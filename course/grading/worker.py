@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 from course import ROOT
+from course.grading import gradebook_db
 
 FAILURE = "There was an error processing assignment: "
 # A kernel can fail to start for reasons of the machine, never of the student's code (two kernels starting at
@@ -200,7 +201,7 @@ def merge(request: dict, result_path: Path) -> None:
 
     from nbgrader.api import Gradebook
 
-    api = make_api(request["root"], **checkout(request))
+    api = make_api(request["root"], **course_gradebook(request), **checkout(request))
     course_id, results = api.coursedir.course_id, {}
     with Gradebook(api.coursedir.db_url, course_id) as target:
         for item in request["merges"]:
@@ -208,16 +209,24 @@ def merge(request: dict, result_path: Path) -> None:
             try:
                 if not Path(item["gradebook"]).is_file():
                     raise FileNotFoundError(item["gradebook"])
-                with Gradebook(gradebook_url(item["gradebook"]), course_id) as source:
+                with (
+                    Gradebook(gradebook_url(item["gradebook"]), course_id) as source,
+                    gradebook_db.one_transaction(target),
+                ):
                     review = copy_submission(
                         source, target, item["unit"], item["student"], item.get("resubmitted", False)
                     )
+                    gradebook_db.pause_for_tests(item["student"], item["unit"])
                 results[key] = {"review": review}
             except Exception:  # one broken private gradebook must not stop the others
-                target.db.rollback()
                 print(f"==== merge {key}: FAILED\n{traceback.format_exc()}", flush=True)
                 results[key] = False
             save(result_path, results)
+
+
+def course_gradebook(request: dict) -> dict[str, str]:
+    """The course's gradebook a request names (`"db_url"`, e.g. PostgreSQL), else the course root's."""
+    return {"db_url": request["db_url"]} if request.get("db_url") else {}
 
 
 def checkout(request: dict) -> dict[str, str]:
@@ -226,10 +235,16 @@ def checkout(request: dict) -> dict[str, str]:
 
 
 def generate(request: dict, result_path: Path) -> None:
-    api = make_api(request["root"], release_directory=request["release_dir"], **checkout(request))
+    api = make_api(
+        request["root"],
+        release_directory=request["release_dir"],
+        **course_gradebook(request),
+        **checkout(request),
+    )
     results = {}
     for unit in request["units"]:
-        out = api.generate_assignment(unit, force=True, create=True)
+        with gradebook_db.exclusive(api.coursedir.db_url):
+            out = api.generate_assignment(unit, force=True, create=True)
         report(f"generate_assignment {unit}", out)
         results[unit] = {"success": out["success"], "log": out.get("error", "") + out.get("log", "")}
         save(result_path, results)

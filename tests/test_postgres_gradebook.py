@@ -1,0 +1,312 @@
+"""The course gradebook on PostgreSQL (issue 35): `--db postgresql://…` grades the class into a real server the test
+starts (Debian's `postgresql`, initdb/pg_ctl in a temporary folder) with the scores SQLite gives; merges from two
+graders at once both land; a grading run killed inside a merge's transaction loses nothing and the next run
+completes; a wrong URL or password is a clear bilingual error and grades nothing."""
+
+import glob
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import nbgrader.api
+import pytest
+from nbgrader.api import Gradebook
+from pipeline_fixture import FIXTURE, FIXTURE_COURSE, UNIT
+
+from course import ROOT, cli, demo, release
+from course.grading import grade, gradebook_db, lms, worker
+from course.layout import Course
+
+PASSWORD = "s3cret-pw"
+COURSE_ID = "flash-attention-first-principles"
+
+
+def postgres_bin() -> Path | None:
+    """The folder of Debian's PostgreSQL programs (initdb, pg_ctl), if installed."""
+    found = shutil.which("initdb") or next(iter(sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"))), None)
+    return Path(found).resolve().parent if found else None
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def server():
+    """A PostgreSQL server of its own (superuser `grader`, password auth on 127.0.0.1), stopped at the end; as root
+    it runs as `nobody` (initdb refuses root)."""
+    programs = postgres_bin()
+    if programs is None:
+        pytest.skip("PostgreSQL is not installed (bash course.sh test installs Debian's postgresql)")
+    pytest.importorskip("psycopg", reason="psycopg is not installed (pip install -e '.[cluster]')")
+    folder = Path(tempfile.mkdtemp(prefix="course-pg-"))
+    as_user = ["runuser", "-u", "nobody", "--"] if os.geteuid() == 0 else []
+    if as_user:
+        shutil.chown(folder, "nobody")
+    (folder / "pw").write_text(PASSWORD, encoding="utf-8")
+    port, data = free_port(), folder / "data"
+
+    def run(*command: str) -> None:
+        subprocess.run([*as_user, *command], cwd=folder, check=True, capture_output=True, timeout=120)
+
+    run(
+        str(programs / "initdb"),
+        "-D",
+        str(data),
+        "-U",
+        "grader",
+        f"--pwfile={folder / 'pw'}",
+        "--auth=scram-sha-256",
+    )
+    options = f"-p {port} -k {folder} -c listen_addresses=127.0.0.1"
+    run(str(programs / "pg_ctl"), "-D", str(data), "-o", options, "-l", str(folder / "log"), "-w", "start")
+    try:
+        yield f"postgresql://grader:{PASSWORD}@127.0.0.1:{port}"
+    finally:
+        run(str(programs / "pg_ctl"), "-D", str(data), "-m", "immediate", "-w", "stop")
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def new_database(server: str, name: str) -> str:
+    """A new empty database on the test's server; its URL."""
+    import psycopg
+
+    with psycopg.connect(f"{server}/postgres", autocommit=True) as db:
+        db.execute(f'CREATE DATABASE "{name}"')
+    return f"{server}/{name}"
+
+
+def snapshot(url: str) -> dict:
+    """Every grade and notebook flag in a gradebook, read through nbgrader's API."""
+    entries = {}
+    with Gradebook(gradebook_db.sqlalchemy_url(url), COURSE_ID) as gb:
+        for assignment in gb.assignments:
+            for submission in assignment.submissions:
+                for nb in submission.notebooks:
+                    key = (submission.student.id, assignment.name, nb.name)
+                    entries[(*key, "flagged")] = nb.flagged
+                    for g in nb.grades:
+                        entries[(*key, g.name)] = (g.auto_score, g.manual_score, g.needs_manual_grade)
+    return entries
+
+
+def outcome(rows):
+    return [(r.student, r.unit, r.score, r.max_score, r.status) for r in rows]
+
+
+def course_copy(root: Path, db: str = "") -> Course:
+    course = Course(root, FIXTURE_COURSE.wrong, db)
+    shutil.copytree(FIXTURE / "source", course.source)
+    return course
+
+
+@pytest.fixture(scope="module")
+def one_student(tmp_path_factory):
+    """A class of one: bob, two mistakes in the fixture's one unit (grading costs ~10-30 s a pair here)."""
+    tmp = tmp_path_factory.mktemp("pgclass")
+    release.build(FIXTURE_COURSE, [UNIT], tmp / "release")
+    roster = tmp / "class.toml"
+    roster.write_text('[[student]]\nid = "bob"\nmistakes = 2\n', encoding="utf-8")
+    demo.build_class(FIXTURE_COURSE, tmp / "release", roster, tmp / "class", [UNIT])
+    return tmp / "class"
+
+
+@pytest.fixture(scope="module")
+def on_sqlite(tmp_path_factory, one_student):
+    """The class graded into the course's SQLite gradebook, as without --db."""
+    course = course_copy(tmp_path_factory.mktemp("sqlite") / "course")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("FLASH_COURSE_CELL_TIMEOUT", "10")
+        rows = grade.grade(course, one_student, timeout=300, jobs=1)
+    return course, rows
+
+
+def registered_gradebook(url: str, units: list[str]) -> None:
+    """A course gradebook knowing `units` (one notebook, two graded cells each) and no student."""
+    with Gradebook(gradebook_db.sqlalchemy_url(url), COURSE_ID) as gb:
+        for unit in units:
+            gb.add_assignment(unit)
+            gb.add_notebook("nb", unit)
+            for cell in ("c1", "c2"):
+                gb.add_grade_cell(cell, "nb", unit, max_score=2, cell_type="code")
+
+
+def private_gradebook(url: str, folder: Path, unit: str, student: str, scores: tuple[float, float]) -> Path:
+    """A grading job's private copy of the course's gradebook with `student`'s `unit` graded."""
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "gradebook.db"
+    gradebook_db.snapshot(gradebook_db.sqlalchemy_url(url), path)
+    with Gradebook(f"sqlite:///{path}", COURSE_ID) as gb:
+        gb.add_student(student)
+        gb.add_submission(unit, student)
+        for cell, score in zip(("c1", "c2"), scores, strict=True):
+            gb.find_grade(cell, "nb", unit, student).auto_score = score
+        gb.db.commit()
+    return path
+
+
+def start_merge(url: str, private: Path, unit: str, student: str, pause: Path | None = None):
+    """One grader's merge job (`python -m course.grading.worker`), optionally paused inside its transaction."""
+    request = {
+        "action": "merge",
+        "root": str(private.parent),
+        "db_url": gradebook_db.sqlalchemy_url(url),
+        "merges": [{"gradebook": str(private), "unit": unit, "student": student}],
+    }
+    (private.parent / "request.json").write_text(json.dumps(request), encoding="utf-8")
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    env.pop(gradebook_db.TEST_PAUSE, None)
+    if pause:
+        env[gradebook_db.TEST_PAUSE] = str(pause)
+    command = [sys.executable, "-m", "course.grading.worker", "request.json", "result.json"]
+    return subprocess.Popen(command, cwd=private.parent, env=env, start_new_session=True)
+
+
+def wait_for(condition, what: str, seconds: float = 60) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.05)
+
+
+def blocked_backends(url: str) -> int:
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as db:
+        return db.execute("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'").fetchone()[
+            0
+        ]
+
+
+def test_two_graders_merging_at_once_both_land(server, tmp_path, monkeypatch):
+    """Grader A merges alice's unit 1 and stops inside its transaction (alice is new to the gradebook); grader B's
+    merge of alice's unit 2 starts meanwhile. B waits for A instead of failing on the student A is adding."""
+    monkeypatch.setattr(nbgrader.api, "get_alembic_version", worker.alembic_head)
+    url = new_database(server, "two_graders")
+    registered_gradebook(url, ["u1", "u2"])
+    first = private_gradebook(url, tmp_path / "a", "u1", "alice", (2.0, 1.0))
+    second = private_gradebook(url, tmp_path / "b", "u2", "alice", (0.5, 2.0))
+    pause = tmp_path / "pause"
+    pause.mkdir()
+    a = start_merge(url, first, "u1", "alice", pause)
+    wait_for((pause / "alice__u1").exists, "grader A inside its merge")
+    b = start_merge(url, second, "u2", "alice")
+    wait_for(lambda: blocked_backends(url) > 0, "grader B waiting on grader A")
+    (pause / "alice__u1").unlink()
+    assert a.wait(120) == 0 and b.wait(120) == 0
+    for folder in (tmp_path / "a", tmp_path / "b"):
+        assert (folder / "result.json").read_text(encoding="utf-8").count('"review": []') == 1
+    grades = {key[1:]: value for key, value in snapshot(url).items()}
+    assert grades[("u1", "nb", "c1")][0] == 2.0 and grades[("u1", "nb", "c2")][0] == 1.0
+    assert grades[("u2", "nb", "c1")][0] == 0.5 and grades[("u2", "nb", "c2")][0] == 2.0
+
+
+@pytest.fixture(scope="module")
+def killed_then_resumed(server, on_sqlite, one_student, tmp_path_factory):
+    """The class graded with --db into a new database by a run killed while its first merge held its transaction
+    (the test's pause hook), then by the next run; the student whose merge was killed, and what the gradebook held
+    then and in the end."""
+    course = course_copy(tmp_path_factory.mktemp("pg") / "course", new_database(server, "graded"))
+    pause = course.root.parent / "pause"
+    pause.mkdir()
+    script = (
+        "import sys; from pathlib import Path; from course.grading import grade; from course.layout import Course; "
+        "course = Course(Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]); "
+        "grade.grade(course, Path(sys.argv[4]), timeout=300, jobs=1)"
+    )
+    env = dict(os.environ, FLASH_COURSE_CELL_TIMEOUT="10", **{gradebook_db.TEST_PAUSE: str(pause)})
+    run = subprocess.Popen(
+        [sys.executable, "-c", script, str(course.root), str(course.wrong), course.db, str(one_student)],
+        cwd=ROOT,
+        env=env,
+        start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        wait_for(lambda: any(pause.iterdir()), "the first merge inside its transaction", 300)
+    finally:
+        os.killpg(run.pid, signal.SIGKILL)
+        run.wait()
+    (held,) = [path.name.split("__")[0] for path in pause.iterdir()]
+    after_kill = snapshot(course.db)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("FLASH_COURSE_CELL_TIMEOUT", "10")
+        rows = grade.grade(course, one_student, timeout=300, jobs=1)
+    return course, held, after_kill, rows
+
+
+def test_a_run_killed_inside_a_merge_loses_nothing_and_the_next_run_completes(killed_then_resumed, on_sqlite):
+    course, held, after_kill, rows = killed_then_resumed
+    assert not any(key[0] == held for key in after_kill)  # rolled back: the gradebook as before that merge
+    assert held == "bob" and [row.status for row in rows] == ["graded"]  # graded again and merged
+    assert {key[0] for key in snapshot(course.db)} == {"bob"}
+
+
+def test_grading_into_postgresql_gives_the_scores_of_sqlite(killed_then_resumed, on_sqlite):
+    course, _, _, rows = killed_then_resumed
+    reference, expected = on_sqlite
+    assert outcome(rows) == outcome(expected) and 0 < rows[0].score < rows[0].max_score
+    assert snapshot(course.db) == snapshot(f"sqlite:///{reference.gradebook}")
+    assert not course.gradebook.exists()  # the database holds it, no SQLite file beside
+    assert list((course.root / "gradebook_backups").glob("*.db"))  # a SQLite copy taken before each run
+    assert lms.table(course).totals == lms.table(reference).totals  # the export reads it too
+
+
+@pytest.mark.parametrize(
+    "wrong",
+    ["password", "port", "scheme", "database"],
+)
+def test_a_wrong_database_url_or_password_is_a_clear_error_and_grades_nothing(
+    server, one_student, tmp_path, wrong
+):
+    url = {
+        "password": server.replace(PASSWORD, "not-the-password") + "/postgres",
+        "port": f"postgresql://grader:{PASSWORD}@127.0.0.1:{free_port()}/postgres",
+        "scheme": f"mysql://grader:{PASSWORD}@127.0.0.1/postgres",
+        "database": f"{server}/no_such_database",
+    }[wrong]
+    course = course_copy(tmp_path / "course", url)
+    with pytest.raises(ValueError) as refused:
+        grade.grade(course, one_student, timeout=300, jobs=1)
+    message = str(refused.value)
+    assert "成绩簿" in message and "gradebook database" in message and gradebook_db.shown(url) in message
+    assert PASSWORD not in message and "not-the-password" not in message
+    assert sorted(p.name for p in course.root.iterdir()) == ["source"]  # nothing placed, graded or backed up
+
+
+def test_the_cli_takes_the_database_url(monkeypatch):
+    args = cli.build_parser().parse_args(["grade", "class", "--db", "postgresql://grader@db.example/course"])
+    assert args.db == "postgresql://grader@db.example/course"
+    monkeypatch.setenv("FLASH_COURSE_DB", "postgresql://grader@db.example/course")
+    assert cli.build_parser().parse_args(["export"]).db == "postgresql://grader@db.example/course"
+    assert cli._course(args.db).db == args.db and cli._course(None).db == ""
+
+
+def test_a_course_keeps_to_the_database_its_grades_are_in(server, one_student, tmp_path):
+    """The first run with --db records the database (without its password); a run without --db, or with another
+    database, is refused before anything is placed, graded or exported."""
+    url = new_database(server, "kept")
+    course = course_copy(tmp_path / "course", url)
+    gradebook_db.settle(course)
+    kept = (course.root / gradebook_db.RECORD).read_text(encoding="utf-8")
+    assert "/kept" in kept and PASSWORD not in kept
+    for other in (
+        Course(course.root, course.wrong),
+        Course(course.root, course.wrong, new_database(server, "b")),
+    ):
+        with pytest.raises(ValueError) as refused:
+            grade.grade(other, one_student, timeout=300, jobs=1)
+        assert "成绩簿在" in str(refused.value) and "this course's gradebook is in" in str(refused.value)
+        with pytest.raises(ValueError):
+            lms.export(other, None, None, None, "idnumber")
+    assert sorted(p.name for p in course.root.iterdir()) == [gradebook_db.RECORD, "source"]
