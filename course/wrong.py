@@ -47,9 +47,9 @@ class WrongImpl:
 
 
 REQUIRED = {
-    "wrong": ("notebook", "replaces", "must-fail"),
-    "variant": ("notebook", "replaces"),
-    "redteam": ("notebook", "replaces", "caps", "class"),
+    "wrong": ("replaces", "must-fail"),
+    "variant": ("replaces",),
+    "redteam": ("replaces", "caps", "class"),
 }
 
 
@@ -77,10 +77,11 @@ def parse(path: Path, kind: str = "wrong") -> WrongImpl:
                 f"{path}: missing header line(s) {', '.join(HEADER + m for m in missing)}",
             )
         )
+    notebook = fields.get("notebook") or notebook_of(path, fields["replaces"])
     source = "\n".join(body).strip("\n")
     patched = source.startswith(HUNK)
     if patched:
-        source = apply_patch(reference(path, fields["notebook"], fields["replaces"]), source, path)
+        source = apply_patch(reference(path, notebook, fields["replaces"]), source, path)
     caps = None
     if "caps" in fields:
         caps = {
@@ -89,7 +90,7 @@ def parse(path: Path, kind: str = "wrong") -> WrongImpl:
     flagged = {"yes": True, "no": False}.get(fields.get("flagged", "").lower())
     return WrongImpl(
         path,
-        fields["notebook"],
+        notebook,
         fields["replaces"],
         _names(fields.get("must-fail", "")),
         source,
@@ -114,25 +115,51 @@ def load(folder: Path, kind: str = "wrong") -> list[WrongImpl]:
 def reference(path: Path, notebook: str, replaces: str) -> str:
     """Today's reference answer (without solution markers) of the cell an entry at `path` replaces: solution
     cell `replaces` of `source/<unit>/<notebook>` in the nearest folder above it, `<unit>` being its folder."""
+    found = _unit_source(path, notebook) / notebook
+    cells = _solution_cells(found)
+    if replaces not in cells:
+        raise ValueError(
+            bilingual(
+                f"{path}：{found} 中没有答案单元格 {replaces}",
+                f"{path}: {found} has no solution cell {replaces}",
+            )
+        )
+    return notebooks.without_markers(cells[replaces].source).strip("\n")
+
+
+def notebook_of(path: Path, replaces: str) -> str:
+    """The notebook of the entry at `path` when its header names none: the one notebook of its unit (in
+    `source/<unit>/` above it) that has solution cell `replaces`; a clear error when none or several have it."""
+    folder = _unit_source(path, "*.ipynb")
+    having = [nb.name for nb in sorted(folder.glob("*.ipynb")) if replaces in _solution_cells(nb)]
+    if len(having) != 1:
+        raise ValueError(
+            bilingual(
+                f"{path}：{folder} 中有 {len(having)} 个笔记本含答案单元格 {replaces}，请用 {HEADER}notebook 指明",
+                f"{path}: {len(having)} notebooks in {folder} have solution cell {replaces}; name one with "
+                f"{HEADER}notebook",
+            )
+        )
+    return having[0]
+
+
+def _unit_source(path: Path, notebook: str) -> Path:
+    """`source/<unit>` in the nearest folder above the entry at `path` that holds `notebook` (a glob) there."""
     for folder in path.resolve().parents:
-        found = folder / "source" / path.parent.name / notebook
-        if found.is_file():
-            stat = found.stat()
-            cells = notebooks.solution_cells(_read(found, stat.st_mtime_ns, stat.st_size))
-            if replaces not in cells:
-                raise ValueError(
-                    bilingual(
-                        f"{path}：{found} 中没有答案单元格 {replaces}",
-                        f"{path}: {found} has no solution cell {replaces}",
-                    )
-                )
-            return notebooks.without_markers(cells[replaces].source).strip("\n")
+        found = folder / "source" / path.parent.name
+        if any(found.glob(notebook)):
+            return found
     raise ValueError(
         bilingual(
             f"{path}：上层文件夹中找不到 source/{path.parent.name}/{notebook}",
             f"{path}: no source/{path.parent.name}/{notebook} in a folder above it",
         )
     )
+
+
+def _solution_cells(path: Path) -> dict:
+    stat = path.stat()
+    return notebooks.solution_cells(_read(path, stat.st_mtime_ns, stat.st_size))
 
 
 @functools.lru_cache(maxsize=64)

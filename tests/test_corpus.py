@@ -104,6 +104,22 @@ def test_a_patch_that_no_longer_applies_fails_loudly_naming_its_hunk(course, old
         wrong.parse(path)
 
 
+def test_an_entry_without_a_notebook_header_takes_the_notebook_that_has_its_cell(course):
+    """The cell id says which notebook: `selftest-notebook` is needed only where two notebooks share one."""
+    impl = wrong.parse(entry(course, HEADER.replace("# selftest-notebook: softmax.ipynb\n", "") + PATCH))
+    assert impl.notebook == "softmax.ipynb" and impl.body.endswith("    return weights")
+    shutil.copy(course.source / UNIT / "softmax.ipynb", course.source / UNIT / "softmax_copy.ipynb")
+    with pytest.raises(ValueError, match="2 notebooks in .* have solution cell softmax_impl; name one"):
+        wrong.parse(course.wrong / UNIT / "softmax_unnormalised.py")
+    assert wrong.parse(entry(course, HEADER + PATCH)).notebook == "softmax.ipynb"  # named: no ambiguity
+
+
+def test_a_cell_that_no_notebook_has_is_a_clear_error(course):
+    text = HEADER.replace("# selftest-notebook: softmax.ipynb\n", "").replace("softmax_impl", "no_such_cell")
+    with pytest.raises(ValueError, match="0 notebooks in .* have solution cell no_such_cell"):
+        wrong.parse(entry(course, text + PATCH))
+
+
 def test_a_patch_without_its_notebook_above_it_is_a_clear_error(tmp_path):
     (tmp_path / UNIT).mkdir()
     path = tmp_path / UNIT / "lost.py"

@@ -1,8 +1,7 @@
-# selftest-notebook: io_aware.ipynb
 # selftest-replaces: fused_softmax
 # selftest-caps: test_fused_softmax=2.25
 # selftest-class: rewritten-counters
-# selftest-whole: a different program, not the reference with a change
+# selftest-whole: three passes over S and a rewrite of the read counts, not the reference's one pass
 # Attack: reads each block of S three times, then clamps the slow tensor's per-element read counts to 1.
 # 攻击：每个 S 块读三遍，然后把慢速张量逐元素的读取计数截到 1。
 BLOCK_ROWS = 32

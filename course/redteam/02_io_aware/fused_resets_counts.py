@@ -1,8 +1,7 @@
-# selftest-notebook: io_aware.ipynb
 # selftest-replaces: fused_softmax
 # selftest-caps: test_fused_softmax=2.25
 # selftest-class: rewritten-counters
-# selftest-whole: a different program, not the reference with a change
+# selftest-whole: three passes over S with a count reset between them, not the reference's one pass
 # Attack: three passes over S (max, sum, normalise), with mem.reset_counts() before the last one, so the counts
 # show a single read of S. / 攻击：对 S 做三遍（最大值、求和、归一化），在最后一遍前调用 mem.reset_counts()，
 # 计数只显示读了一遍 S。

@@ -1,8 +1,7 @@
-# selftest-notebook: io_aware.ipynb
 # selftest-replaces: fused_softmax
 # selftest-caps: test_fused_softmax=2.25
 # selftest-class: uncounted-traffic
-# selftest-whole: a different program, not the reference with a change
+# selftest-whole: a three-pass softmax reading _data, not the reference's one pass
 # Attack: a three-pass softmax whose max and sum passes index the slow tensor's private _data, past the counter:
 # only the last pass is counted. / 攻击：三遍的 softmax，求最大值和求和的两遍直接索引慢速张量的私有 _data，
 # 绕过计数器，只有最后一遍被计数。

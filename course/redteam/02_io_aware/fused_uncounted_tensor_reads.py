@@ -1,8 +1,7 @@
-# selftest-notebook: io_aware.ipynb
 # selftest-replaces: fused_softmax
 # selftest-caps: test_fused_softmax=2.25
 # selftest-class: uncounted-traffic
-# selftest-whole: a different program, not the reference with a change
+# selftest-whole: a three-pass softmax reading mem.tensor(), not the reference's one pass
 # Attack: a three-pass softmax whose max and sum passes read S through mem.tensor(), which the slow memory does
 # not count: only the last pass shows. / 攻击：三遍的 softmax，求最大值和求和的两遍通过 mem.tensor() 读 S，
 # 慢速内存不计这些读取，只有最后一遍被看见。

@@ -1,10 +1,9 @@
-# selftest-notebook: io_aware.ipynb
 # selftest-replaces: fused_softmax
 # selftest-caps: test_fused_softmax=2.625
 # selftest-flagged: yes
 # selftest-residual: the largest tensor is watched in the student's own process, where dispatch modes can be switched off
 # selftest-class: switched-off-watch
-# selftest-whole: a different program, not the reference with a change
+# selftest-whole: gathers its tiles into one N×N tensor, not the reference's row blocks
 # Attack: reads S and writes P in 16-row tiles, but gathers every tile into one N×N tensor on chip inside
 # bookkeeping(), which hides it from the largest-tensor watch. / 攻击：按 16 行的块读 S、写 P，却在
 # bookkeeping() 里把所有块拼成片上的一个 N×N 张量，躲过最大张量监视。

@@ -1,8 +1,7 @@
-# selftest-notebook: tiling.ipynb
 # selftest-replaces: tl_matmul
 # selftest-caps: test_tiled_matmul=2
 # selftest-class: uncounted-traffic
-# selftest-whole: a different program, not the reference with a change
+# selftest-whole: keeps its accumulator in a scratch tensor in slow memory: another loop body
 # Attack: keeps its float32 accumulator in a scratch tensor in slow memory between k-steps, read and written
 # through the slow tensor's private _data, past the counter; only A, B and the final C show.
 # 攻击：各个 k 步之间把 float32 累加器放在慢速内存的临时张量里，经由慢速张量的私有 _data 读写，绕过计数器；

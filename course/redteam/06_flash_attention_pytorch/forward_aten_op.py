@@ -1,9 +1,8 @@
-# selftest-notebook: flash_attention_pytorch.ipynb
 # selftest-replaces: fa_forward
 # selftest-caps: test_score_tile=0, test_forward=0, test_backward=0, test_causal=0, test_autograd_function=0
 # selftest-flagged: yes
 # selftest-class: aten-op
-# selftest-whole: a different program, not the reference with a change
+# selftest-whole: calls the aten operator: nothing of the reference's tiles is left
 # Attack: calls the aten operator behind fused attention directly. / 攻击：直接调用融合注意力背后的 aten 算子。
 BLOCK_Q = 64
 BLOCK_K = 64

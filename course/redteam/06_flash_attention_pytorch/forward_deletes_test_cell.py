@@ -1,9 +1,8 @@
-# selftest-notebook: flash_attention_pytorch.ipynb
 # selftest-replaces: fa_forward
 # selftest-delete: test_forward
 # selftest-caps: test_forward=0, test_causal=0, test_autograd_function=0.75
 # selftest-class: deleted-test-cell
-# selftest-whole: a different program, not the reference with a change
+# selftest-whole: a forward of zeros (the attack is the deleted test cell): nothing of the reference is left
 # Attack: a wrong forward, and the test cell that checks it deleted from the notebook.
 # 攻击：错误的前向传播，并从笔记本中删掉检查它的测试单元格。
 BLOCK_Q = 64

@@ -1,8 +1,7 @@
-# selftest-notebook: flash_attention_pytorch.ipynb
 # selftest-replaces: fa_forward
 # selftest-caps: test_forward=0, test_causal=0, test_autograd_function=0.75
 # selftest-class: script-in-output
-# selftest-whole: a different program, not the reference with a change
+# selftest-whole: a mean-of-V forward beside the attack's outputs: nothing of the reference is left
 # Attack: a forward that weighs every visible key alike (O the mean of V's rows, L the log of how many keys a
 # row sees: plausible, wrong), and whose cell, run in the notebook, displays HTML, JavaScript, SVG and markdown
 # that carry scripts to rewrite the scores on the feedback page and send its text away. Nothing of them may run

@@ -1,9 +1,8 @@
-# selftest-notebook: flash_attention_pytorch.ipynb
 # selftest-replaces: fa_forward
 # selftest-caps: test_forward=0, test_causal=0, test_autograd_function=0.75
 # selftest-flagged: yes
 # selftest-class: forged-answer-files
-# selftest-whole: a different program, not the reference with a change
+# selftest-whole: rewrites the judge child's writer instead of computing: nothing of the reference is left
 # Attack: in the judge's child, replaces the function that writes a call's tensors with one that leaves, in
 # turn, links to files only the judge can open (its own environment, a secret beside its working folder), a
 # FIFO that would block a reader, a sparse file of 768 MiB and a header that is JSON but no header, each

@@ -1,8 +1,7 @@
-# selftest-notebook: flash_attention_pytorch.ipynb
 # selftest-replaces: fa_forward
 # selftest-caps: test_forward=0, test_causal=0, test_autograd_function=0.75
 # selftest-class: getattr-library
-# selftest-whole: a different program, not the reference with a change
+# selftest-whole: reaches fused attention through getattr: nothing of the reference's tiles is left
 # Attack: reaches fused attention through getattr with a built string, which no text scan sees.
 # 攻击：用拼接出来的字符串经 getattr 取得融合注意力，文本扫描看不到。
 BLOCK_Q = 64

@@ -1,9 +1,8 @@
-# selftest-notebook: flash_attention_pytorch.ipynb
 # selftest-replaces: fa_forward
 # selftest-caps: test_forward=0, test_causal=0, test_autograd_function=0.75
 # selftest-flagged: yes
 # selftest-class: kills-other-processes
-# selftest-whole: a different program, not the reference with a change
+# selftest-whole: a wrong forward that kills other gradings: nothing of the reference is left
 # Attack: a wrong forward whose module, once loaded and again at every call, sends SIGKILL to every grading
 # process it can see that is not its own ancestor (other students' kernels, the judge's children, nbgrader
 # workers), hoping to ruin the class's grading or to kill the judge before it reports. The sandbox's PID

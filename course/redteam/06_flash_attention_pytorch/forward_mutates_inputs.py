@@ -1,9 +1,8 @@
-# selftest-notebook: flash_attention_pytorch.ipynb
 # selftest-replaces: fa_forward
 # selftest-caps: test_forward=0, test_causal=0, test_autograd_function=0.75
 # selftest-flagged: yes
 # selftest-class: mutated-inputs
-# selftest-whole: a different program, not the reference with a change
+# selftest-whole: zeroes its inputs and answers for zeros: nothing of the reference is left
 # Attack: zeroes Q, K and V in place and returns O = 0, L = log Nk (the attention of all-zero inputs), so a check
 # that computes its reference from the same tensors afterwards agrees; answers are cached by shape.
 # 攻击：原地把 Q、K、V 清零并返回 O = 0、L = log Nk（全零输入的注意力），让事后用同一批张量计算参考答案的检查一致；

@@ -1,8 +1,7 @@
-# selftest-notebook: flash_attention_pytorch.ipynb
 # selftest-replaces: fa_forward
 # selftest-caps: test_forward=0, test_causal=0, test_autograd_function=0.75
 # selftest-class: huge-output
-# selftest-whole: a different program, not the reference with a change
+# selftest-whole: a forward of zeros that prints 48 MiB: nothing of the reference is left
 # Attack: a wrong forward (the right shapes, all zeros) whose cell prints one line of 48 MiB when it runs, in the
 # notebook and wherever the judge loads it, to bloat autograded/ and the feedback page past what a browser opens
 # (nbgrader's LimitOutput counts lines, not bytes). Every output must come back cut to the cap.

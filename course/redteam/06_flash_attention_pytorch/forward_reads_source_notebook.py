@@ -1,9 +1,8 @@
-# selftest-notebook: flash_attention_pytorch.ipynb
 # selftest-replaces: fa_forward
 # selftest-caps: test_forward=0, test_causal=0, test_autograd_function=0.75
 # selftest-flagged: yes
 # selftest-class: reads-source
-# selftest-whole: a different program, not the reference with a change
+# selftest-whole: runs the instructor's solution cell, zeros otherwise: nothing of the reference is left
 # Attack: finds the instructor's notebook under source/ and runs its solution; zeros where it cannot.
 # 攻击：在 source/ 下找到教师的笔记本并运行其中的答案；找不到时返回全零。
 import json

@@ -1,9 +1,8 @@
-# selftest-notebook: flash_attention_pytorch.ipynb
 # selftest-replaces: fa_forward
 # selftest-caps: test_score_tile=0, test_forward=0, test_backward=0, test_causal=0, test_autograd_function=0
 # selftest-flagged: yes
 # selftest-class: library-alias
-# selftest-whole: a different program, not the reference with a change
+# selftest-whole: fused attention under another name: nothing of the reference's tiles is left
 # Attack: imports PyTorch's fused attention under another name at import time (before any ban is applied).
 # 攻击：导入时就以别名取得 PyTorch 的融合注意力（早于任何禁用）。
 from torch.nn.functional import scaled_dot_product_attention as fast_path

@@ -1,9 +1,8 @@
-# selftest-notebook: flash_attention_pytorch.ipynb
 # selftest-replaces: fa_function
 # selftest-caps: test_autograd_function=0.75
 # selftest-flagged: yes
 # selftest-class: patched-checks
-# selftest-whole: a different program, not the reference with a change
+# selftest-whole: returns zeros and patches the checking helpers: nothing of the reference is left
 # Attack: returns zeros and replaces the checking helpers of utils.grading with no-ops, so the notebook's
 # own checks pass. / 攻击：返回全零，并把 utils.grading 的检查函数替换成空操作，让笔记本里的检查通过。
 from utils import grading

@@ -1,4 +1,3 @@
-# selftest-notebook: triton_basics.ipynb
 # selftest-replaces: softmax_rows
 # selftest-caps: test_softmax_rows=0
 # selftest-flagged: yes

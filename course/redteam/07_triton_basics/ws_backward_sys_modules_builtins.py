@@ -1,4 +1,3 @@
-# selftest-notebook: triton_basics.ipynb
 # selftest-replaces: ws_backward
 # selftest-caps: test_ws_backward=0.4
 # selftest-flagged: yes

@@ -1,4 +1,3 @@
-# selftest-notebook: triton_basics.ipynb
 # selftest-replaces: ws_forward
 # selftest-caps: test_ws_forward=0.4
 # selftest-flagged: yes

@@ -1,4 +1,3 @@
-# selftest-notebook: flash_attention_triton.ipynb
 # selftest-replaces: fa_backward_dkdv
 # selftest-caps: test_dk=0, test_dq=1.43
 # selftest-delete: test_dk

@@ -1,4 +1,3 @@
-# selftest-notebook: flash_attention_triton.ipynb
 # selftest-replaces: fa_backward_dq
 # selftest-caps: test_dq=0
 # selftest-class: getattr-reference

@@ -1,4 +1,3 @@
-# selftest-notebook: flash_attention_triton.ipynb
 # selftest-replaces: fa_function
 # selftest-caps: test_forward=0.5, test_memory=0
 # selftest-flagged: yes

@@ -1,4 +1,3 @@
-# selftest-notebook: flash_attention_triton.ipynb
 # selftest-replaces: fa_function
 # selftest-caps: test_forward=2.5, test_dq=1.43, test_memory=1
 # selftest-flagged: yes

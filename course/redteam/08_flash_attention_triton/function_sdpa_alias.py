@@ -1,4 +1,3 @@
-# selftest-notebook: flash_attention_triton.ipynb
 # selftest-replaces: fa_function
 # selftest-caps: test_forward=0, test_dv=0, test_dk=0, test_dq=0, test_memory=0, test_performance=0
 # selftest-flagged: yes

@@ -1,8 +1,7 @@
-# selftest-notebook: systems_lab.ipynb
 # selftest-replaces: sl_benchmark
 # selftest-caps: test_benchmark=2.25
 # selftest-class: read-expectation
-# selftest-whole: a different program, not the reference with a change
+# selftest-whole: drops both synchronisations and returns the device's own seconds: the patch is longer than the cell
 # Attack: never synchronises; when fn is the launch of a simulated device, it returns the device's own seconds
 # per launch as the median. / 攻击：从不同步；当 fn 是模拟设备的 launch 时，直接把设备自己的每次启动秒数当作中位数返回。
 def benchmark(fn, warmup, reps):

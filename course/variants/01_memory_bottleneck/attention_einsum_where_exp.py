@@ -1,4 +1,3 @@
-# selftest-notebook: memory_bottleneck.ipynb
 # selftest-replaces: standard_attention
 # selftest-whole: another design, not the reference with a change
 # Variant: einsum for both products, torch.where for the mask, softmax written out with the row maximum.

@@ -1,4 +1,3 @@
-# selftest-notebook: memory_bottleneck.ipynb
 # selftest-replaces: standard_attention
 # selftest-whole: another design, not the reference with a change
 # Variant: flattens the batch dimensions, uses bmm and baddbmm-free scaling, then restores the shapes.

@@ -1,4 +1,3 @@
-# selftest-notebook: memory_bottleneck.ipynb
 # selftest-replaces: standard_attention
 # selftest-whole: another design, not the reference with a change
 # Variant: computes both products in float32 and rounds S, P and O to the input dtype at the end.

@@ -1,4 +1,3 @@
-# selftest-notebook: memory_bottleneck.ipynb
 # selftest-replaces: standard_attention
 # selftest-whole: another design, not the reference with a change
 # Variant: P = exp(S - logsumexp(S)) per row; the mask comes from a row/column comparison helper.

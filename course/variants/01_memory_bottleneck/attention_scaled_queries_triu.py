@@ -1,4 +1,3 @@
-# selftest-notebook: memory_bottleneck.ipynb
 # selftest-replaces: standard_attention
 # selftest-whole: another design, not the reference with a change
 # Variant: scales Q before the product, builds the causal mask with triu, softmax through dtype=.

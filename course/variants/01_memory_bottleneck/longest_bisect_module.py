@@ -1,4 +1,3 @@
-# selftest-notebook: memory_bottleneck.ipynb
 # selftest-replaces: max_sequence
 # selftest-whole: another design, not the reference with a change
 # Variant: galloping search for an upper bound, then bisect.bisect_right over range() with a key.

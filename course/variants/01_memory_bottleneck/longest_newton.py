@@ -1,4 +1,3 @@
-# selftest-notebook: memory_bottleneck.ipynb
 # selftest-replaces: max_sequence
 # selftest-whole: another design, not the reference with a change
 # Variant: Newton's method on the model as a function of a real N, then integer correction.

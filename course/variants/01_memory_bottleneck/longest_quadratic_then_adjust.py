@@ -1,4 +1,3 @@
-# selftest-notebook: memory_bottleneck.ipynb
 # selftest-replaces: max_sequence
 # selftest-whole: another design, not the reference with a change
 # Variant: fits total(N) = a·N² + b·N from two evaluations, solves the quadratic, then steps to the exact answer.

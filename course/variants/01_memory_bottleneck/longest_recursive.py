@@ -1,4 +1,3 @@
-# selftest-notebook: memory_bottleneck.ipynb
 # selftest-replaces: max_sequence
 # selftest-whole: another design, not the reference with a change
 # Variant: a recursive bisection between a known fit and a known miss.

@@ -1,4 +1,3 @@
-# selftest-notebook: memory_bottleneck.ipynb
 # selftest-replaces: max_sequence
 # selftest-whole: another design, not the reference with a change
 # Variant: an upper bound from the smallest possible bytes per score element, then a plain bisection loop.

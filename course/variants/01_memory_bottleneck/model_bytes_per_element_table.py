@@ -1,4 +1,3 @@
-# selftest-notebook: memory_bottleneck.ipynb
 # selftest-replaces: memory_model
 # selftest-whole: another design, not the reference with a change
 # Variant: a table of bytes per score element and N×d tensors alive at the peak, looked up by case.

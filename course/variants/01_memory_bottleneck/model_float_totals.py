@@ -1,4 +1,3 @@
-# selftest-notebook: memory_bottleneck.ipynb
 # selftest-replaces: memory_model
 # selftest-whole: another design, not the reference with a change
 # Variant: returns floats, in MiB-free bytes, with a zero entry for the gradients that do not exist yet at the peak.

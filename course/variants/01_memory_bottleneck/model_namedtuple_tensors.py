@@ -1,4 +1,3 @@
-# selftest-notebook: memory_bottleneck.ipynb
 # selftest-replaces: memory_model
 # selftest-whole: another design, not the reference with a change
 # Variant: describes the tensors as (name, elements, dtype) records and converts them to bytes at the end.

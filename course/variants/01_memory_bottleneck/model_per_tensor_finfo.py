@@ -1,4 +1,3 @@
-# selftest-notebook: memory_bottleneck.ipynb
 # selftest-replaces: memory_model
 # selftest-whole: another design, not the reference with a change
 # Variant: one entry per tensor, element sizes from torch.finfo, the device compared as a torch.device.

@@ -1,4 +1,3 @@
-# selftest-notebook: memory_bottleneck.ipynb
 # selftest-replaces: memory_model
 # selftest-whole: another design, not the reference with a change
 # Variant: replays the step as a timeline of allocations and releases and reports the tensors alive at its maximum.

@@ -1,4 +1,3 @@
-# selftest-notebook: io_aware.ipynb
 # selftest-replaces: fused_softmax
 # selftest-whole: another design, not the reference with a change
 # Variant: one row at a time (the smallest fast memory), logsumexp form. / 变体：一次一行，用 logsumexp 形式。

@@ -1,4 +1,3 @@
-# selftest-notebook: io_aware.ipynb
 # selftest-replaces: io_hbm_bytes
 # selftest-whole: another design, not the reference with a change
 # Variant: integer bit tricks for the power of two and the ceiling; a shared helper for K/V re-reads. / 变体：用位运算求 2 的幂和上取整。

@@ -1,4 +1,3 @@
-# selftest-notebook: io_aware.ipynb
 # selftest-replaces: io_hbm_bytes
 # selftest-whole: another design, not the reference with a change
 # Variant: the tile from floor(log2(...)) and the tail through math.ceil of a fraction. / 变体：用 floor(log2(...)) 求块大小。

@@ -1,4 +1,3 @@
-# selftest-notebook: io_aware.ipynb
 # selftest-replaces: io_hbm_bytes
 # selftest-whole: another design, not the reference with a change
 # Variant: a per-tensor breakdown (elements read and written per tensor) summed at the end. / 变体：按张量列出读写的元素数，最后求和。

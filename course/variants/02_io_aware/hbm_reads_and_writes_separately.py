@@ -1,4 +1,3 @@
-# selftest-notebook: io_aware.ipynb
 # selftest-replaces: io_hbm_bytes
 # selftest-whole: another design, not the reference with a change
 # Variant: reads and writes counted separately, per kernel, then added. / 变体：按内核分别数读和写，再相加。

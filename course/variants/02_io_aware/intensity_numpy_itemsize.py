@@ -1,4 +1,3 @@
-# selftest-notebook: io_aware.ipynb
 # selftest-replaces: ai_intensity
 # selftest-whole: another design, not the reference with a change
 # Variant: lists of operand sizes summed with NumPy; the element size from torch's itemsize. / 变体：把各操作数的大小列成表用 NumPy 求和。

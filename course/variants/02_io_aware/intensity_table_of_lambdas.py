@@ -1,4 +1,3 @@
-# selftest-notebook: io_aware.ipynb
 # selftest-replaces: ai_intensity
 # selftest-whole: another design, not the reference with a change
 # Variant: a table of (FLOPs, elements) functions per op; element size from torch.finfo. / 变体：按操作查表（FLOP 与元素数的函数），元素字节数来自 torch.finfo。

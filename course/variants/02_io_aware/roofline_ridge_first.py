@@ -1,4 +1,3 @@
-# selftest-notebook: io_aware.ipynb
 # selftest-replaces: ai_roofline
 # selftest-whole: another design, not the reference with a change
 # Variant: the ridge computed first, then one branch per side. / 变体：先算拐点，两边各一个分支。

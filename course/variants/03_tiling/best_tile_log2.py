@@ -1,4 +1,3 @@
-# selftest-notebook: tiling.ipynb
 # selftest-replaces: tl_best_tile
 # selftest-whole: another design, not the reference with a change
 # Variant: solves for the largest Bk per Bq in closed form, then rounds down to a power of two. / 变体：闭式求 Bk。

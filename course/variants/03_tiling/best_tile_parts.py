@@ -1,4 +1,3 @@
-# selftest-notebook: tiling.ipynb
 # selftest-replaces: tl_best_tile
 # selftest-whole: another design, not the reference with a change
 # Variant: the on-chip bytes as a sum of named parts, the largest Bk per Bq by doubling. / 变体：分项相加。

@@ -1,4 +1,3 @@
-# selftest-notebook: tiling.ipynb
 # selftest-replaces: tl_loads
 # selftest-whole: another design, not the reference with a change
 # Variant: the ceiling as -(-a // b). / 变体：用 -(-a // b) 取上整。

@@ -1,4 +1,3 @@
-# selftest-notebook: tiling.ipynb
 # selftest-replaces: tl_loads
 # selftest-whole: another design, not the reference with a change
 # Variant: a helper for the number of tiles, (a + b - 1) // b. / 变体：块数的辅助函数。

@@ -1,4 +1,3 @@
-# selftest-notebook: tiling.ipynb
 # selftest-replaces: tl_loads
 # selftest-whole: another design, not the reference with a change
 # Variant: returns a list built with math.ceil of float division. / 变体：返回列表。

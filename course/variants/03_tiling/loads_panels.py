@@ -1,4 +1,3 @@
-# selftest-notebook: tiling.ipynb
 # selftest-replaces: tl_loads
 # selftest-whole: another design, not the reference with a change
 # Variant: each C tile reads its row panel of A and column panel of B. / 变体：每个 C 块读它的 A 行面板与 B 列面板。

@@ -1,4 +1,3 @@
-# selftest-notebook: tiling.ipynb
 # selftest-replaces: tl_loads
 # selftest-whole: another design, not the reference with a change
 # Variant: adds up the true size of every tile each C tile loads. / 变体：逐块累加每个 C 块读入的真实块大小。

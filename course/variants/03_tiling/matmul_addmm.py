@@ -1,4 +1,3 @@
-# selftest-notebook: tiling.ipynb
 # selftest-replaces: tl_matmul
 # selftest-whole: another design, not the reference with a change
 # Variant: explicit tile ends and torch.addmm into the accumulator. / 变体：显式的块端点与 torch.addmm。

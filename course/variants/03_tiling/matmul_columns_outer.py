@@ -1,4 +1,3 @@
-# selftest-notebook: tiling.ipynb
 # selftest-replaces: tl_matmul
 # selftest-whole: another design, not the reference with a change
 # Variant: column tiles of C in the outer loop, row tiles inside (same traffic). / 变体：外层遍历 C 的列块。

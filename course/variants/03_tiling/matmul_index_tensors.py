@@ -1,4 +1,3 @@
-# selftest-notebook: tiling.ipynb
 # selftest-replaces: tl_matmul
 # selftest-whole: another design, not the reference with a change
 # Variant: tiles read and written through index tensors (advanced indexing). / 变体：用索引张量读写块。

@@ -1,4 +1,3 @@
-# selftest-notebook: tiling.ipynb
 # selftest-replaces: tl_matmul
 # selftest-whole: another design, not the reference with a change
 # Variant: while loops and an accumulator in float64 (more precise than required). / 变体：while 循环，float64 累加器。

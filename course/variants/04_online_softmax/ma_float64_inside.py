@@ -1,4 +1,3 @@
-# selftest-notebook: online_softmax.ipynb
 # selftest-replaces: os_merge_attention
 # selftest-whole: another design, not the reference with a change
 # Variant: computes in float64 and returns the inputs' dtypes. / 变体：在 float64 中计算，返回输入的 dtype。

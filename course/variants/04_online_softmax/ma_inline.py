@@ -1,4 +1,3 @@
-# selftest-notebook: online_softmax.ipynb
 # selftest-replaces: os_merge_attention
 # selftest-whole: another design, not the reference with a change
 # Variant: everything inline, without calling merge_softmax_states. / 变体：全部内联，不调用 merge_softmax_states。

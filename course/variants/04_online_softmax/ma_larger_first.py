@@ -1,4 +1,3 @@
-# selftest-notebook: online_softmax.ipynb
 # selftest-replaces: os_merge_attention
 # selftest-whole: another design, not the reference with a change
 # Variant: the state with the larger maximum keeps its output, the other is rescaled (torch.where picks). / 变体：最大值较大的状态保留输出，另一个被缩放。

@@ -1,4 +1,3 @@
-# selftest-notebook: online_softmax.ipynb
 # selftest-replaces: os_merge_attention
 # selftest-whole: another design, not the reference with a change
 # Variant: stacks both states and reduces over the new leading dimension. / 变体：把两个状态堆叠，沿新的第 0 维归约。

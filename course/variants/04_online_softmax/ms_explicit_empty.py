@@ -1,4 +1,3 @@
-# selftest-notebook: online_softmax.ipynb
 # selftest-replaces: os_merge_states
 # selftest-whole: another design, not the reference with a change
 # Variant: handles the empty sides explicitly: if one side is empty the other is returned as it is. / 变体：显式处理空状态：一边为空时原样返回另一边。

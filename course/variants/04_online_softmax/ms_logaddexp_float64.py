@@ -1,4 +1,3 @@
-# selftest-notebook: online_softmax.ipynb
 # selftest-replaces: os_merge_states
 # selftest-whole: another design, not the reference with a change
 # Variant: through the log-sum-exp in float64: L = logaddexp(m1 + log l1, m2 + log l2), l = e^(L - m). / 变体：在 float64 中经由 log-sum-exp 合并。

@@ -1,4 +1,3 @@
-# selftest-notebook: online_softmax.ipynb
 # selftest-replaces: os_online_softmax
 # selftest-whole: another design, not the reference with a change
 # Variant: no finite_max: exponentials of masked entries are zeroed with torch.where, NaN-free by construction. / 变体：不用 finite_max：用 torch.where 把被遮住位置的指数置 0。

@@ -1,4 +1,3 @@
-# selftest-notebook: online_softmax.ipynb
 # selftest-replaces: os_online_softmax
 # selftest-whole: another design, not the reference with a change
 # Variant: each block's own (m, l), folded in with merge_softmax_states (the cell below). / 变体：每块先求自己的 (m, l)，再用下面单元格的 merge_softmax_states 合并。

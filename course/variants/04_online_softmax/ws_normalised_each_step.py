@@ -1,4 +1,3 @@
-# selftest-notebook: online_softmax.ipynb
 # selftest-replaces: os_weighted_sum
 # selftest-whole: another design, not the reference with a change
 # Variant: FlashAttention-1's form: the running output is kept normalised and re-normalised at every block. / 变体：FlashAttention-1 的写法：运行输出保持归一化，每块重新归一化。

@@ -1,4 +1,3 @@
-# selftest-notebook: recomputation.ipynb
 # selftest-replaces: rc_backward_lse
 # selftest-whole: another design, not the reference with a change
 # Variant: leaves the scores unmasked and zeroes the masked entries of P afterwards with torch.where. / 变体：分数不加掩码，之后用 torch.where 把 P 中被遮住的元素置零。

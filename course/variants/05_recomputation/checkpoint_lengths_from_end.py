@@ -1,4 +1,3 @@
-# selftest-notebook: recomputation.ipynb
 # selftest-replaces: rc_checkpoint
 # selftest-whole: another design, not the reference with a change
 # Variant: computes the segment lengths with numpy-free integer arithmetic from the end, and keeps the random states in a small dataclass. / 变体：从末尾用整数运算算出各段长度，随机状态放在一个小 dataclass 里。

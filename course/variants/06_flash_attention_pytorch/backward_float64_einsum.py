@@ -1,4 +1,3 @@
-# selftest-notebook: flash_attention_pytorch.ipynb
 # selftest-replaces: fa_backward
 # selftest-whole: another design, not the reference with a change
 # Variant: computes every tile in float64 with einsum, 16-query × 48-key tiles of its own. / 变体：每个分块都用 float64 和 einsum 计算，自己定义 16 个查询 × 48 个键的分块。

@@ -1,4 +1,3 @@
-# selftest-notebook: flash_attention_pytorch.ipynb
 # selftest-replaces: fa_backward
 # selftest-whole: another design, not the reference with a change
 # Variant: query tiles outside, key tiles inside (dQ kept per tile, dK and dV added into global tensors). / 变体：外层遍历查询块、内层遍历键块（dQ 按块累加，dK、dV 加到全局张量上）。

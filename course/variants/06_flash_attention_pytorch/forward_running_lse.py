@@ -1,4 +1,3 @@
-# selftest-notebook: flash_attention_pytorch.ipynb
 # selftest-replaces: fa_forward
 # selftest-whole: another design, not the reference with a change
 # Variant: 64×32 tiles, keeps the running log-sum-exp itself (logaddexp) instead of m and ℓ. / 变体：64×32 分块，直接维护运行中的 log-sum-exp（logaddexp），而不是 m 和 ℓ。

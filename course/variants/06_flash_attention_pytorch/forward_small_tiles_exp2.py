@@ -1,4 +1,3 @@
-# selftest-notebook: flash_attention_pytorch.ipynb
 # selftest-replaces: fa_forward
 # selftest-whole: another design, not the reference with a change
 # Variant: small 32×16 tiles, exp2-based online softmax (scores scaled by log2 e). / 变体：32×16 的小分块，用 exp2 的在线 softmax（分数乘以 log2 e）。

@@ -1,4 +1,3 @@
-# selftest-notebook: flash_attention_pytorch.ipynb
 # selftest-replaces: fa_function
 # selftest-whole: another design, not the reference with a change
 # Variant: makes dO contiguous, calls flash_backward with keyword arguments, casts the gradients explicitly. / 变体：把 dO 变为连续张量，用关键字参数调用 flash_backward，并显式转换梯度的类型。

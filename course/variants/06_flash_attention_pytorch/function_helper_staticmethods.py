@@ -1,4 +1,3 @@
-# selftest-notebook: flash_attention_pytorch.ipynb
 # selftest-replaces: fa_function
 # selftest-whole: another design, not the reference with a change
 # Variant: routes both passes through extra static helpers; L forced to float32 before saving. / 变体：两个方向都经由额外的静态辅助方法；保存前把 L 明确转为 float32。

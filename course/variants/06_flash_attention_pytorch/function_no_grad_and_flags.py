@@ -1,4 +1,3 @@
-# selftest-notebook: flash_attention_pytorch.ipynb
 # selftest-replaces: fa_function
 # selftest-whole: another design, not the reference with a change
 # Variant: runs the kernels under torch.no_grad, keeps is_causal in a dict on ctx, unpacks with a star. / 变体：在 torch.no_grad 下运行，把 is_causal 存在 ctx 上的字典里，用星号解包。

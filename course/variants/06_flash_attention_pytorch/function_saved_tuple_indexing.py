@@ -1,4 +1,3 @@
-# selftest-notebook: flash_attention_pytorch.ipynb
 # selftest-replaces: fa_function
 # selftest-whole: another design, not the reference with a change
 # Variant: saves a tuple built beforehand, reads ctx.saved_tensors by index, returns a tuple expression. / 变体：先组好元组再保存，按下标读取 ctx.saved_tensors，返回一个元组表达式。

@@ -1,4 +1,3 @@
-# selftest-notebook: flash_attention_pytorch.ipynb
 # selftest-replaces: fa_function
 # selftest-whole: another design, not the reference with a change
 # Variant: saves (L, O, Q, K, V) in another order and unpacks them the same way. / 变体：按另一种顺序保存 (L, O, Q, K, V)，并按同样顺序取出。

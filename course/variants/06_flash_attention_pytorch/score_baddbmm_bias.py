@@ -1,4 +1,3 @@
-# selftest-notebook: flash_attention_pytorch.ipynb
 # selftest-replaces: fa_score_tile
 # selftest-whole: another design, not the reference with a change
 # Variant: adds a 0 / -inf bias tile with torch.baddbmm (alpha = scale). / 变体：用 torch.baddbmm（alpha = scale）加上一个 0 / -inf 的偏置块。

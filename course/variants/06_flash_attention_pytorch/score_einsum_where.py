@@ -1,4 +1,3 @@
-# selftest-notebook: flash_attention_pytorch.ipynb
 # selftest-replaces: fa_score_tile
 # selftest-whole: another design, not the reference with a change
 # Variant: einsum for the product, scale applied to q first, torch.where for the mask. / 变体：用 einsum 求乘积，先把缩放乘到 q 上，用 torch.where 做掩码。

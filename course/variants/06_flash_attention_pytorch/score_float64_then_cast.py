@@ -1,4 +1,3 @@
-# selftest-notebook: flash_attention_pytorch.ipynb
 # selftest-replaces: fa_score_tile
 # selftest-whole: another design, not the reference with a change
 # Variant: multiplies in float64, then casts to promote_types(dtype, float32). / 变体：先用 float64 相乘，再转换为 promote_types(dtype, float32)。

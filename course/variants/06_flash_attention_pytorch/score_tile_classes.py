@@ -1,4 +1,3 @@
-# selftest-notebook: flash_attention_pytorch.ipynb
 # selftest-replaces: fa_score_tile
 # selftest-whole: another design, not the reference with a change
 # Variant: classifies the tile first (fully visible / fully hidden / cut by the diagonal). / 变体：先判断分块类型（全可见 / 全遮住 / 被对角线穿过）。

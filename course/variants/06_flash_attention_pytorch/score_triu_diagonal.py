@@ -1,4 +1,3 @@
-# selftest-notebook: flash_attention_pytorch.ipynb
 # selftest-replaces: fa_score_tile
 # Variant: causal mask from torch.triu with the diagonal offset q0 - k0 + 1. / 变体：用 torch.triu 生成因果掩码，对角线偏移为 q0 - k0 + 1。
 @@ -6,8 +6,9 @@

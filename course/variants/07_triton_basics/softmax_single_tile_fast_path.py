@@ -1,4 +1,3 @@
-# selftest-notebook: triton_basics.ipynb
 # selftest-replaces: softmax_rows
 # selftest-whole: another design, not the reference with a change
 # Variant: a one-read fast path when the row fits in one tile, the online loop otherwise. / 变体：整行放得进一个分块时只读一遍，否则走在线循环。

@@ -1,4 +1,3 @@
-# selftest-notebook: triton_basics.ipynb
 # selftest-replaces: softmax_rows
 # selftest-whole: another design, not the reference with a change
 # Variant: the classic three passes: row maximum, then the sum, then the output. / 变体：经典的三遍：先求行最大值，再求和，最后写出结果。

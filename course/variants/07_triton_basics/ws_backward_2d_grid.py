@@ -1,4 +1,3 @@
-# selftest-notebook: triton_basics.ipynb
 # selftest-replaces: ws_backward
 # selftest-whole: another design, not the reference with a change
 # Variant: a 2-D grid (row tiles × column tiles), no loop over the columns inside the kernel. / 变体：二维网格（行分块 × 列分块），内核里不再沿列循环。

@@ -1,4 +1,3 @@
-# selftest-notebook: triton_basics.ipynb
 # selftest-replaces: ws_backward
 # selftest-whole: another design, not the reference with a change
 # Variant: grad_x written into a float32 buffer and cast afterwards; loads without other= behind tl.where. / 变体：grad_x 先写入 float32 缓冲区再转换类型；不带 other= 的读取配合 tl.where。

@@ -1,4 +1,3 @@
-# selftest-notebook: triton_basics.ipynb
 # selftest-replaces: ws_backward
 # selftest-whole: another design, not the reference with a change
 # Variant: the partial sums Σ_r g[r]·x[r, :] as a tl.dot of a 16×BLOCK_ROWS tile (g in row 0) with the x tile. / 变体：部分和 Σ_r g[r]·x[r, :] 用 tl.dot 计算：16×BLOCK_ROWS 的分块（g 在第 0 行）乘以 x 分块。

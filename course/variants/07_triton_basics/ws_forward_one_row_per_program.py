@@ -1,4 +1,3 @@
-# selftest-notebook: triton_basics.ipynb
 # selftest-replaces: ws_forward
 # selftest-whole: another design, not the reference with a change
 # Variant: BLOCK_ROWS = 1 (one row per program), BLOCK_C = 128, int64 row offsets. / 变体：BLOCK_ROWS = 1（每个程序一行），BLOCK_C = 128，行偏移用 int64。

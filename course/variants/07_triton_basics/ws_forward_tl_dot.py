@@ -1,4 +1,3 @@
-# selftest-notebook: triton_basics.ipynb
 # selftest-replaces: ws_forward
 # selftest-whole: another design, not the reference with a change
 # Variant: the row sums as a tile matrix product tl.dot (w in column 0 of a BLOCK_C×16 tile, float32 "ieee"). / 变体：用分块矩阵乘 tl.dot 求行和（w 放在 BLOCK_C×16 分块的第 0 列，float32 "ieee" 精度）。

@@ -1,4 +1,3 @@
-# selftest-notebook: flash_attention_triton.ipynb
 # selftest-replaces: fa_backward_dkdv
 # Variant: no causal skipping: every query tile is visited and the mask zeroes what is not seen.
 # / 变体：不跳过因果分块：遍历每个查询分块，由掩码把看不到的部分置零。

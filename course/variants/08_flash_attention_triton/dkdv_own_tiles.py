@@ -1,4 +1,3 @@
-# selftest-notebook: flash_attention_triton.ipynb
 # selftest-replaces: fa_backward_dkdv
 # Variant: its own tiles, Bk ≠ Bq: 128 keys per program where a row fits in 64 bytes (else 64 or 32), 32-query
 # tiles, 8 warps for the tall tiles. / 变体：自己的分块，Bk ≠ Bq：一行不超过 64 字节时每个程序 128 个键

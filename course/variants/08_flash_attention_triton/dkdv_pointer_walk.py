@@ -1,4 +1,3 @@
-# selftest-notebook: flash_attention_triton.ipynb
 # selftest-replaces: fa_backward_dkdv
 # Variant: advances the Q, dO, L and Δ pointers by Bq rows each step and applies the scale in the store.
 # / 变体：每步把 Q、dO、L、Δ 的指针前移 Bq 行，缩放在存储时完成。

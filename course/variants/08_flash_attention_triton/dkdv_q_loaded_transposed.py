@@ -1,4 +1,3 @@
-# selftest-notebook: flash_attention_triton.ipynb
 # selftest-replaces: fa_backward_dkdv
 # Variant: loads each query tile already transposed, (d, Bq), for Sᵀ = K Qᵀ, and uses its transpose for dK.
 # / 变体：直接读入转置的查询分块 (d, Bq) 计算 Sᵀ = K Qᵀ，dK 用它的转置。

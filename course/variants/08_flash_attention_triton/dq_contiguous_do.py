@@ -1,4 +1,3 @@
-# selftest-notebook: flash_attention_triton.ipynb
 # selftest-replaces: fa_backward_dq
 # Variant: launch_dq makes dO contiguous before launching. / 变体：launch_dq 启动前把 dO 变为连续。
 @@ -49,4 +49,5 @@

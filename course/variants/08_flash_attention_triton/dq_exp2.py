@@ -1,4 +1,3 @@
-# selftest-notebook: flash_attention_triton.ipynb
 # selftest-replaces: fa_backward_dq
 # Variant: P from exp2, with log2 e folded into the scale and into L. / 变体：用 exp2 计算 P，log2 e 乘进缩放与 L。
 @@ -31,9 +31,9 @@

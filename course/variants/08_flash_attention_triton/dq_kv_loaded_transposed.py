@@ -1,4 +1,3 @@
-# selftest-notebook: flash_attention_triton.ipynb
 # selftest-replaces: fa_backward_dq
 # Variant: loads the key and value tiles already transposed, (d, Bk), for S = Q Kᵀ and dP = dO Vᵀ, and uses
 # the transpose of Kᵀ for dQ. / 变体：直接读入转置的键、值分块 (d, Bk) 计算 S = Q Kᵀ 与 dP = dO Vᵀ，dQ 用 Kᵀ

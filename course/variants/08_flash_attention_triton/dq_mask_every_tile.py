@@ -1,4 +1,3 @@
-# selftest-notebook: flash_attention_triton.ipynb
 # selftest-replaces: fa_backward_dq
 # Variant: no causal skipping: every key tile is visited and the mask zeroes what is not seen.
 # / 变体：不跳过因果分块：遍历每个键分块，由掩码把看不到的部分置零。

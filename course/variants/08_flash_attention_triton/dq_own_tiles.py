@@ -1,4 +1,3 @@
-# selftest-notebook: flash_attention_triton.ipynb
 # selftest-replaces: fa_backward_dq
 # Variant: its own tiles, Bq ≠ Bk: 32-query tiles, key tiles of block_size (64, or 32 for wide rows), 2 stages.
 # / 变体：自己的分块，Bq ≠ Bk：查询分块 32，键分块用 block_size（64，行宽时 32），2 级流水。

@@ -1,4 +1,3 @@
-# selftest-notebook: flash_attention_triton.ipynb
 # selftest-replaces: fa_backward_dq
 # Variant: visits the key tiles from the last to the first (the sum does not depend on the order).
 # / 变体：从最后一个键分块往前遍历（求和与顺序无关）。

@@ -1,4 +1,3 @@
-# selftest-notebook: flash_attention_triton.ipynb
 # selftest-replaces: fa_function
 # Variant: the backward makes dO contiguous first (autograd's gradient of out.sum() is a stride-0 broadcast)
 # and computes Δ with torch.sum. / 变体：反向先把 dO 变为连续（autograd 对 out.sum() 的梯度是步长为 0 的广播），

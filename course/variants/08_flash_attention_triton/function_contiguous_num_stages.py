@@ -1,4 +1,3 @@
-# selftest-notebook: flash_attention_triton.ipynb
 # selftest-replaces: fa_function
 # Variant: makes Q, K, V contiguous before launching (a copy only for strided views; the copies are what it
 # saves) and sets num_warps and num_stages. / 变体：启动前把 Q、K、V 变为连续（只有跨步视图才复制，保存的

@@ -1,4 +1,3 @@
-# selftest-notebook: flash_attention_triton.ipynb
 # selftest-replaces: fa_function
 # Variant: a grid function of the launch's meta-parameters, keyword arguments for the sizes, the scale kept on
 # ctx. / 变体：网格写成启动元参数的函数，尺寸用关键字参数传入，缩放因子存在 ctx 上。

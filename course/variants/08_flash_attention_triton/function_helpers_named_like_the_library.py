@@ -1,4 +1,3 @@
-# selftest-notebook: flash_attention_triton.ipynb
 # selftest-replaces: fa_function
 # selftest-whole: another design, not the reference with a change
 # Variant: the forward and backward in helpers of its own whose names hold the library's words, named like

@@ -1,4 +1,3 @@
-# selftest-notebook: flash_attention_triton.ipynb
 # selftest-replaces: fa_function
 # Variant: validates the inputs with its own checks (no check_qkv), each raising ValueError with its own message.
 # / 变体：用自己的检查（不用 check_qkv）验证输入，每项都以自己的消息引发 ValueError。

@@ -1,4 +1,3 @@
-# selftest-notebook: flash_attention_triton.ipynb
 # selftest-replaces: fa_function
 # Variant: the forward uses tall query tiles and short key tiles (Bq = 128, Bk = 32 where a query row fits in
 # 128 bytes, else 64 × 32) with 8 warps for the tall tiles; the backward keeps block_size.

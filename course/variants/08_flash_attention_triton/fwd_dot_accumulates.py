@@ -1,4 +1,3 @@
-# selftest-notebook: flash_attention_triton.ipynb
 # selftest-replaces: fa_forward_kernel
 # Variant: tl.dot accumulates into the rescaled output (tl.dot(p, v, acc · α)) and the output is multiplied by
 # 1/ℓ. / 变体：tl.dot 直接累加到重新缩放的输出上（tl.dot(p, v, acc · α)），输出乘以 1/ℓ。

@@ -1,4 +1,3 @@
-# selftest-notebook: flash_attention_triton.ipynb
 # selftest-replaces: fa_forward_kernel
 # Variant: online softmax in base 2: log2 e folded into the score scale, tl.exp2, and L converted back to the
 # natural log (L = (m₂ + log₂ ℓ) · ln 2). / 变体：以 2 为底的在线 softmax：log2 e 乘进分数缩放，用 tl.exp2，

@@ -1,4 +1,3 @@
-# selftest-notebook: flash_attention_triton.ipynb
 # selftest-replaces: fa_forward_kernel
 # Variant: loads each key tile already transposed, as a (d, Bk) block read through K's strides, so the scores
 # are tl.dot(q, kᵀ) without tl.trans. / 变体：按 K 的步长直接读入转置的键分块 (d, Bk)，分数为 tl.dot(q, kᵀ)，

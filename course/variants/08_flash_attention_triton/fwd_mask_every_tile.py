@@ -1,4 +1,3 @@
-# selftest-notebook: flash_attention_triton.ipynb
 # selftest-replaces: fa_forward_kernel
 # Variant: no causal tile skipping: every key tile is visited and the mask hides what a query may not see
 # (slower for causal attention, same result). / 变体：不跳过因果分块：遍历每个键分块，由掩码隐藏查询看不到的键

@@ -1,4 +1,3 @@
-# selftest-notebook: flash_attention_triton.ipynb
 # selftest-replaces: fa_forward_kernel
 # Variant: computes the key and value tile pointers once and advances them by Bk rows each step (pointer walk).
 # / 变体：键、值分块的指针只算一次，每步前移 Bk 行（指针步进）。

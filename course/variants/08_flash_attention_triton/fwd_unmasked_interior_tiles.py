@@ -1,4 +1,3 @@
-# selftest-notebook: flash_attention_triton.ipynb
 # selftest-replaces: fa_forward_kernel
 # selftest-whole: another design, not the reference with a change
 # Variant: two loops, as Triton's tutorial does: interior key tiles without any mask or bounds check, then

@@ -1,4 +1,3 @@
-# selftest-notebook: systems_lab.ipynb
 # selftest-replaces: sl_autocast
 # selftest-whole: another design, not the reference with a change
 # Variant: the autocast context built first, a dict comprehension over the gradients. / 变体：先建好 autocast 上下文，对梯度用字典推导。

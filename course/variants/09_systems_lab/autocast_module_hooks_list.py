@@ -1,4 +1,3 @@
-# selftest-notebook: systems_lab.ipynb
 # selftest-replaces: sl_autocast
 # selftest-whole: another design, not the reference with a change
 # Variant: forward hooks with kwargs, the model's parameters copied to a list, torch.amp namespace. / 变体：带 kwargs 的前向钩子，参数列表，torch.amp 命名空间。

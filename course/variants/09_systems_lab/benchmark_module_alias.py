@@ -1,4 +1,3 @@
-# selftest-notebook: systems_lab.ipynb
 # selftest-replaces: sl_benchmark
 # selftest-whole: another design, not the reference with a change
 # Variant: synchronize imported under another name, a timer class, exclusive quartiles. / 变体：以别名导入 synchronize，计时器类，exclusive 四分位数。

@@ -1,4 +1,3 @@
-# selftest-notebook: systems_lab.ipynb
 # selftest-replaces: sl_benchmark
 # selftest-whole: another design, not the reference with a change
 # Variant: NumPy's median and percentiles, nanoseconds from perf_counter_ns. / 变体：NumPy 的中位数和百分位数，用 perf_counter_ns 计时。

@@ -1,4 +1,3 @@
-# selftest-notebook: systems_lab.ipynb
 # selftest-replaces: sl_benchmark
 # Variant: torch.quantile on a float64 tensor of samples. / 变体：对 float64 的样本张量用 torch.quantile。
 @@ -9,6 +9,4 @@

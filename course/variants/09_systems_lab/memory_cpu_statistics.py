@@ -1,4 +1,3 @@
-# selftest-notebook: systems_lab.ipynb
 # selftest-replaces: sl_activation_memory
 # selftest-whole: another design, not the reference with a change
 # Variant: LayerNorm statistics in the activations' dtype (the CPU's kernel), as measured on a CPU. / 变体：LayerNorm 统计量用激活的 dtype（CPU 内核），与 CPU 上的测量一致。

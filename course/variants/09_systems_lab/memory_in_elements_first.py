@@ -1,4 +1,3 @@
-# selftest-notebook: systems_lab.ipynb
 # selftest-replaces: sl_activation_memory
 # selftest-whole: another design, not the reference with a change
 # Variant: elements of each dtype first, bytes at the end; itemsize from a tensor. / 变体：先数各 dtype 的元素，最后换算成字节。

@@ -1,4 +1,3 @@
-# selftest-notebook: systems_lab.ipynb
 # selftest-replaces: sl_activation_memory
 # selftest-whole: another design, not the reference with a change
 # Variant: a loop over the layers adding each block's bytes, a dict of element sizes. / 变体：逐层循环累加，元素大小查表。

@@ -1,4 +1,3 @@
-# selftest-notebook: systems_lab.ipynb
 # selftest-replaces: sl_activation_memory
 # selftest-whole: another design, not the reference with a change
 # Variant: math.prod of shapes per saved tensor, float32 statistics named. / 变体：每个保存张量的形状用 math.prod。

@@ -1,4 +1,3 @@
-# selftest-notebook: systems_lab.ipynb
 # selftest-replaces: sl_activation_memory
 # selftest-whole: another design, not the reference with a change
 # Variant: one term per saved tensor, summed from a list. / 变体：每个保存的张量一项，列表求和。

@@ -1,4 +1,3 @@
-# selftest-notebook: hopper.ipynb
 # selftest-replaces: hopper_kernel
 # Variant: with a causal mask the longest query tiles run first.
 # 变体：因果时最长的查询分块先算。

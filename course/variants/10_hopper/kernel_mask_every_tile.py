@@ -1,4 +1,3 @@
-# selftest-notebook: hopper.ipynb
 # selftest-replaces: hopper_kernel
 # Variant: one key loop that masks every tile (simpler, a little slower).
 # 变体：一个键循环，每个分块都加掩码（更简单，稍慢）。

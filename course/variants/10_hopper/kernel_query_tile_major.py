@@ -1,4 +1,3 @@
-# selftest-notebook: hopper.ipynb
 # selftest-replaces: hopper_kernel
 # Variant: tiles ordered query-tile-major (the batch index varies fastest).
 # 变体：分块按查询分块为主序排列（批下标变化最快）。

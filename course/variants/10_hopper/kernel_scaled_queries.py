@@ -1,4 +1,3 @@
-# selftest-notebook: hopper.ipynb
 # selftest-replaces: hopper_kernel
 # Variant: the score scale folded into Q once per tile instead of into every score tile.
 # 变体：分数缩放在每个查询分块上乘一次，而不是乘在每个分数块上。

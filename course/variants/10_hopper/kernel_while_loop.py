@@ -1,4 +1,3 @@
-# selftest-notebook: hopper.ipynb
 # selftest-replaces: hopper_kernel
 # Variant: the persistent loop as a while loop over tile += programs.
 # 变体：持久循环写成 while 循环，tile += 程序数。

@@ -1,4 +1,3 @@
-# selftest-notebook: hopper.ipynb
 # selftest-replaces: hopper_launch
 # Variant: the SM count read once, at definition time.
 # 变体：SM 数只在定义时读一次。

@@ -1,4 +1,3 @@
-# selftest-notebook: hopper.ipynb
 # selftest-replaces: hopper_launch
 # Variant: descriptors built with TensorDescriptor.from_tensor.
 # 变体：用 TensorDescriptor.from_tensor 建描述符。

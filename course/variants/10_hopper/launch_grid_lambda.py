@@ -1,4 +1,3 @@
-# selftest-notebook: hopper.ipynb
 # selftest-replaces: hopper_launch
 # Variant: the grid as a function of the launch's meta-parameters.
 # 变体：网格写成启动参数的函数。

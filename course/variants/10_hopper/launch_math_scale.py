@@ -1,4 +1,3 @@
-# selftest-notebook: hopper.ipynb
 # selftest-replaces: hopper_launch
 # Variant: the base-2 score scale computed with math.log2(math.e) / math.sqrt(d).
 # 变体：以 2 为底的分数缩放用 math.log2(math.e) / math.sqrt(d) 计算。

@@ -1,4 +1,3 @@
-# selftest-notebook: hopper.ipynb
 # selftest-replaces: hopper_launch
 # Variant: its own input checks instead of check_qkv.
 # 变体：自己检查输入，不用 check_qkv。

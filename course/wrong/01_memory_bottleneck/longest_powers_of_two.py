@@ -1,7 +1,6 @@
-# selftest-notebook: memory_bottleneck.ipynb
 # selftest-replaces: max_sequence
 # selftest-must-fail: test_max_sequence_length
-# selftest-whole: a different program, not the reference with a change
+# selftest-whole: doubling without bisection: the patch replaces the whole search
 # Mistake: doubles N until it no longer fits and returns the last power of two, without bisecting.
 # 错误：N 加倍直到放不下，返回最后一个 2 的幂，没有再二分。
 def max_sequence_length(memory_bytes, batch, heads, d, dtype, training, device="cuda"):

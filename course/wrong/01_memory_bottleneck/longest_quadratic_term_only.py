@@ -1,7 +1,6 @@
-# selftest-notebook: memory_bottleneck.ipynb
 # selftest-replaces: max_sequence
 # selftest-must-fail: test_max_sequence_length
-# selftest-whole: a different program, not the reference with a change
+# selftest-whole: solves a quadratic instead of searching
 # Mistake: solves memory = (bytes per score element) · B·H·N² and drops the N×d terms: N comes out too large.
 # 错误：只解 内存 = (每个分数元素的字节数) · B·H·N²，丢掉了 N×d 的项：N 偏大。
 def max_sequence_length(memory_bytes, batch, heads, d, dtype, training, device="cuda"):

@@ -1,7 +1,6 @@
-# selftest-notebook: memory_bottleneck.ipynb
 # selftest-replaces: memory_model
 # selftest-must-fail: test_memory_model
-# selftest-whole: a different program, not the reference with a change
+# selftest-whole: its own accounting of the peak (every .to() a copy), not the reference's three cases
 # Mistake: treats every .to() as a copy: in float32 (where .to returns the same tensor) counts S, a "float32 copy" and
 # the softmax output, and in training keeps an input-dtype P beside the float32 one until the peak.
 # 错误：把每个 .to() 都当成复制：float32 时（.to 返回的是同一个张量）也计入 S、“float32 副本”和 softmax 输出；

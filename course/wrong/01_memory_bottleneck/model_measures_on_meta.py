@@ -1,7 +1,6 @@
-# selftest-notebook: memory_bottleneck.ipynb
 # selftest-replaces: memory_model
 # selftest-must-fail: test_memory_model
-# selftest-whole: a different program, not the reference with a change
+# selftest-whole: measures on meta tensors instead of modelling
 # Mistake: measures instead of modelling: runs attention on meta tensors under its own counting mode.
 # 错误：测量而不是建模：在 meta 张量上运行注意力，用自己写的计数模式统计。
 from torch.utils._python_dispatch import TorchDispatchMode

@@ -1,7 +1,6 @@
-# selftest-notebook: memory_bottleneck.ipynb
 # selftest-replaces: memory_model
 # selftest-must-fail: test_memory_model
-# selftest-whole: a different program, not the reference with a change
+# selftest-whole: its own accounting without the backward's tensors, not the reference's three cases
 # Mistake: training = the forward peak plus what autograd saves; forgets the gradients dP and dS of the backward pass.
 # 错误：训练 = 前向峰值加上 autograd 保存的张量；忘了反向传播中的梯度 dP 和 dS。
 def attention_memory_bytes(batch, heads, n, d, dtype, training, device="cuda"):

@@ -1,4 +1,3 @@
-# selftest-notebook: io_aware.ipynb
 # selftest-replaces: fused_softmax
 # selftest-must-fail: test_fused_softmax
 # Mistake: the causal mask compares key positions with row numbers inside the block (forgets the block's offset r0).

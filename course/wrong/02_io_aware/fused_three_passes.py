@@ -1,4 +1,3 @@
-# selftest-notebook: io_aware.ipynb
 # selftest-replaces: fused_softmax
 # selftest-must-fail: test_fused_softmax
 # Mistake: reads each row block three times (a pass for the max, one for the sum, one to normalise), like an unfused softmax.

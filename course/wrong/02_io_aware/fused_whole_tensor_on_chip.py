@@ -1,7 +1,6 @@
-# selftest-notebook: io_aware.ipynb
 # selftest-replaces: fused_softmax
 # selftest-must-fail: test_fused_softmax
-# selftest-whole: a different program, not the reference with a change
+# selftest-whole: one whole-tensor softmax instead of row blocks
 # Mistake: brings the whole of S into fast memory at once: the traffic is minimal, but no SRAM holds N×N scores.
 # 错误：一次把整个 S 放进快速内存：流量最少，但没有哪个 SRAM 放得下 N×N 的分数。
 BLOCK_ROWS = 32  # rows of scores on chip at a time: your choice, at most 64

@@ -1,4 +1,3 @@
-# selftest-notebook: io_aware.ipynb
 # selftest-replaces: fused_softmax
 # selftest-must-fail: test_fused_softmax
 # Mistake: writes the unnormalised exponentials to P, then reads P back to divide by the row sum (P written twice).

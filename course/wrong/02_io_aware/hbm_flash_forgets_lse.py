@@ -1,4 +1,3 @@
-# selftest-notebook: io_aware.ipynb
 # selftest-replaces: io_hbm_bytes
 # selftest-must-fail: test_hbm_flash
 # Mistake: forgets that the forward pass also writes L (one float32 per row).

@@ -1,4 +1,3 @@
-# selftest-notebook: io_aware.ipynb
 # selftest-replaces: io_hbm_bytes
 # selftest-must-fail: test_hbm_standard, test_hbm_flash
 # Mistake: counts n // B query tiles, so the tail tile's reads of K and V are missing.

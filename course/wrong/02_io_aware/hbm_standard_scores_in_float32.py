@@ -1,4 +1,3 @@
-# selftest-notebook: io_aware.ipynb
 # selftest-replaces: io_hbm_bytes
 # selftest-must-fail: test_hbm_standard
 # Mistake: counts S and P as float32 whatever the inputs' dtype (the kernels store them in the inputs' dtype).

@@ -1,4 +1,3 @@
-# selftest-notebook: io_aware.ipynb
 # selftest-replaces: ai_intensity
 # selftest-must-fail: test_arithmetic_intensity
 # Mistake: assumes 4 bytes per element whatever the dtype (float16 halves the bytes and doubles the intensity).

@@ -1,4 +1,3 @@
-# selftest-notebook: io_aware.ipynb
 # selftest-replaces: ai_intensity
 # selftest-must-fail: test_arithmetic_intensity
 # Mistake: fused attention still counts the bytes of S and P (as if they went to slow memory), and a multiply-add as one FLOP.

@@ -1,4 +1,3 @@
-# selftest-notebook: io_aware.ipynb
 # selftest-replaces: ai_intensity
 # selftest-must-fail: test_arithmetic_intensity
 # Mistake: counts softmax as 3 FLOPs per element (exp, sum, divide), forgetting the max and the subtraction.

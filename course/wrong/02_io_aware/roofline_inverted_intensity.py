@@ -1,4 +1,3 @@
-# selftest-notebook: io_aware.ipynb
 # selftest-replaces: ai_roofline
 # selftest-must-fail: test_roofline
 # Mistake: computes the intensity as bytes per FLOP (upside down).

@@ -1,4 +1,3 @@
-# selftest-notebook: io_aware.ipynb
 # selftest-replaces: ai_roofline
 # selftest-must-fail: test_roofline
 # Mistake: takes the larger of the two ceilings instead of the smaller one.

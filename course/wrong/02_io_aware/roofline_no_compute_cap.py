@@ -1,4 +1,3 @@
-# selftest-notebook: io_aware.ipynb
 # selftest-replaces: ai_roofline
 # selftest-must-fail: test_roofline
 # Mistake: attainable = intensity × bandwidth without the compute roof (a compute-bound op "exceeds" the peak).

@@ -1,4 +1,3 @@
-# selftest-notebook: io_aware.ipynb
 # selftest-replaces: ai_roofline
 # selftest-must-fail: test_roofline
 # Mistake: calls an operation exactly at the ridge "memory"-bound (<= instead of <).

@@ -1,7 +1,6 @@
-# selftest-notebook: tiling.ipynb
 # selftest-replaces: tl_loads
 # selftest-must-fail: test_matmul_loads
-# selftest-whole: a different program, not the reference with a change
+# selftest-whole: a one-line formula: the patch is longer than the cell
 # Mistake: counts every tile as a full block_m×block_k (block_k×block_n) tile, including the masked-off part of remainder tiles.
 # 错误：把每个块都按完整大小计数，余数块中被掩码的部分也算了进去。
 def matmul_hbm_loads(m, n, k, block_m, block_n, block_k):

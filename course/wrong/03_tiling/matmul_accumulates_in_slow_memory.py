@@ -1,8 +1,7 @@
-# selftest-notebook: tiling.ipynb
 # selftest-replaces: tl_matmul
 # selftest-must-fail: test_tiled_matmul
 # selftest-selfcheck-fails: test_tiled_matmul
-# selftest-whole: a different program, not the reference with a change
+# selftest-whole: accumulates into C in slow memory: another loop body
 # Mistake: adds each k-step's product into C in slow memory (read C, add, write C), so C moves ⌈k/block_k⌉ times.
 # 错误：每一步都把乘积加进慢速内存里的 C（读 C、相加、写 C），C 被搬了 ⌈k/block_k⌉ 次。
 def tiled_matmul(mem, block_m, block_n, block_k):

@@ -1,8 +1,7 @@
-# selftest-notebook: tiling.ipynb
 # selftest-replaces: tl_matmul
 # selftest-must-fail: test_tiled_matmul
 # selftest-selfcheck-fails: test_tiled_matmul
-# selftest-whole: a different program, not the reference with a change
+# selftest-whole: three loop bounds changed: the patch is longer than the cell
 # Mistake: loops only over whole tiles (range(0, m - block_m + 1, block_m)), so the remainder tiles of C stay unwritten.
 # 错误：只遍历完整的块，C 的余数块没有写。
 def tiled_matmul(mem, block_m, block_n, block_k):

@@ -1,8 +1,7 @@
-# selftest-notebook: tiling.ipynb
 # selftest-replaces: tl_matmul
 # selftest-must-fail: test_tiled_matmul
 # selftest-selfcheck-fails: test_tiled_matmul
-# selftest-whole: a different program, not the reference with a change
+# selftest-whole: reorders the loops around a panel of B
 # Mistake: keeps a whole k×block_n panel of B in fast memory and reuses it for every row tile: fewer loads than the formula, but far more than one tile on chip.
 # 错误：把 B 的整条 k×block_n 列面板放在快速内存中给所有行块复用：读得比公式少，但片上远不止一个块。
 def tiled_matmul(mem, block_m, block_n, block_k):

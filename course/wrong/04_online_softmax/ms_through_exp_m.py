@@ -1,4 +1,3 @@
-# selftest-notebook: online_softmax.ipynb
 # selftest-replaces: os_merge_states
 # selftest-must-fail: test_merge_states
 # selftest-whole: merges through l·e^m: the patch is longer than the cell

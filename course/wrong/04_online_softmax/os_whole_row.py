@@ -1,4 +1,3 @@
-# selftest-notebook: online_softmax.ipynb
 # selftest-replaces: os_online_softmax
 # selftest-must-fail: test_online_softmax
 # selftest-whole: one torch.softmax per row instead of blocks

@@ -1,4 +1,3 @@
-# selftest-notebook: online_softmax.ipynb
 # selftest-replaces: os_weighted_sum
 # selftest-must-fail: test_weighted_sum
 # selftest-whole: concatenates whole rows and calls torch.softmax instead of the running statistics

@@ -1,7 +1,6 @@
-# selftest-notebook: flash_attention_pytorch.ipynb
 # selftest-replaces: fa_backward
 # selftest-must-fail: test_backward, test_autograd_function
-# selftest-whole: a different program, not the reference with a change
+# selftest-whole: one whole-matrix backward instead of tiles
 # Mistake: correct values, but rebuilds the whole Nq x Nk matrix P at once.
 # 错误：数值正确，但一次性重建了完整的 Nq×Nk 矩阵 P。
 def flash_backward(Q, K, V, out, L, dO, is_causal=False):

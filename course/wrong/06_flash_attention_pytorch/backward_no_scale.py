@@ -1,4 +1,3 @@
-# selftest-notebook: flash_attention_pytorch.ipynb
 # selftest-replaces: fa_backward
 # selftest-must-fail: test_backward, test_causal, test_autograd_function
 # Mistake: forgets the chain-rule factor 1/sqrt(d) in dQ and dK.

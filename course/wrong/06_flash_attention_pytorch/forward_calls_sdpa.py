@@ -1,7 +1,6 @@
-# selftest-notebook: flash_attention_pytorch.ipynb
 # selftest-replaces: fa_forward
 # selftest-must-fail: test_forward, test_causal, test_autograd_function
-# selftest-whole: a different program, not the reference with a change
+# selftest-whole: calls the library instead of the tiles
 # Mistake: calls torch's scaled_dot_product_attention instead of implementing the tiles.
 # 错误：直接调用 torch 的 scaled_dot_product_attention，没有自己实现。
 BLOCK_Q = 64

@@ -1,4 +1,3 @@
-# selftest-notebook: flash_attention_pytorch.ipynb
 # selftest-replaces: fa_forward
 # selftest-must-fail: test_forward, test_causal, test_autograd_function
 # Mistake: saves L = log(l) instead of m + log(l).

@@ -1,7 +1,6 @@
-# selftest-notebook: flash_attention_pytorch.ipynb
 # selftest-replaces: fa_forward
 # selftest-must-fail: test_forward, test_autograd_function
-# selftest-whole: a different program, not the reference with a change
+# selftest-whole: one whole-matrix forward instead of tiles
 # Mistake: correct values, but builds the whole Nq x Nk score matrix at once.
 # 错误：数值正确，但一次性构造了完整的 Nq×Nk 分数矩阵。
 BLOCK_Q = 64

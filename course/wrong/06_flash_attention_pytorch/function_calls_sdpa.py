@@ -1,4 +1,3 @@
-# selftest-notebook: flash_attention_pytorch.ipynb
 # selftest-replaces: fa_function
 # selftest-must-fail: test_autograd_function
 # Mistake: returns torch's scaled_dot_product_attention output from forward.

@@ -1,4 +1,3 @@
-# selftest-notebook: flash_attention_pytorch.ipynb
 # selftest-replaces: fa_function
 # selftest-must-fail: test_autograd_function
 # Mistake: never passes is_causal on, so causal attention is computed without the mask.

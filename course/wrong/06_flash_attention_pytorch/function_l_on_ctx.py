@@ -1,4 +1,3 @@
-# selftest-notebook: flash_attention_pytorch.ipynb
 # selftest-replaces: fa_function
 # selftest-must-fail: test_autograd_function
 # Mistake: keeps L as a ctx attribute instead of saving it with save_for_backward (breaks the contract).

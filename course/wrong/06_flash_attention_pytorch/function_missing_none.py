@@ -1,4 +1,3 @@
-# selftest-notebook: flash_attention_pytorch.ipynb
 # selftest-replaces: fa_function
 # selftest-must-fail: test_autograd_function
 # Mistake: backward returns three gradients; autograd needs one per forward input, None for is_causal.

@@ -1,4 +1,3 @@
-# selftest-notebook: flash_attention_pytorch.ipynb
 # selftest-replaces: fa_score_tile
 # selftest-must-fail: test_score_tile
 # Mistake: computes the scores in the input dtype (bfloat16 stays bfloat16) instead of float32.

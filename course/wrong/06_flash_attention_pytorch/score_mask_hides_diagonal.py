@@ -1,4 +1,3 @@
-# selftest-notebook: flash_attention_pytorch.ipynb
 # selftest-replaces: fa_score_tile
 # selftest-must-fail: test_score_tile, test_causal, test_autograd_function
 # Mistake: off-by-one causal mask: also masks j == i, so the first query sees no key (NaN).

@@ -1,4 +1,3 @@
-# selftest-notebook: flash_attention_pytorch.ipynb
 # selftest-replaces: fa_score_tile
 # selftest-must-fail: test_score_tile, test_causal, test_autograd_function
 # Mistake: builds the causal mask from positions inside the tile, ignoring q0 and k0.

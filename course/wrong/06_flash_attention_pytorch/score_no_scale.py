@@ -1,4 +1,3 @@
-# selftest-notebook: flash_attention_pytorch.ipynb
 # selftest-replaces: fa_score_tile
 # selftest-must-fail: test_score_tile, test_forward, test_backward, test_causal, test_autograd_function
 # Mistake: forgets the softmax scale 1/sqrt(d).

@@ -1,4 +1,3 @@
-# selftest-notebook: triton_basics.ipynb
 # selftest-replaces: softmax_rows
 # selftest-must-fail: test_softmax_rows
 # selftest-selfcheck-fails: test_softmax_rows

@@ -1,4 +1,3 @@
-# selftest-notebook: triton_basics.ipynb
 # selftest-replaces: ws_backward
 # selftest-must-fail: test_ws_backward
 # selftest-selfcheck-fails: test_ws_backward

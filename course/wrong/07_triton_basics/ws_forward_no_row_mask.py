@@ -1,4 +1,3 @@
-# selftest-notebook: triton_basics.ipynb
 # selftest-replaces: ws_forward
 # selftest-must-fail: test_ws_forward
 # selftest-selfcheck-fails: test_ws_forward

@@ -1,4 +1,3 @@
-# selftest-notebook: flash_attention_triton.ipynb
 # selftest-replaces: fa_backward_dkdv
 # selftest-must-fail: test_dk, test_dq
 # Mistake: accumulates dK from Pᵀ instead of dSᵀ: dV is right, so test_dv keeps its points and only test_dk

@@ -1,4 +1,3 @@
-# selftest-notebook: flash_attention_triton.ipynb
 # selftest-replaces: fa_backward_dkdv
 # selftest-must-fail: test_dv, test_dk, test_dq
 # Mistake: skips the query tiles before the key tile but forgets the causal mask inside the diagonal tiles.

@@ -1,4 +1,3 @@
-# selftest-notebook: flash_attention_triton.ipynb
 # selftest-replaces: fa_backward_dq
 # selftest-must-fail: test_dq
 # Mistake: stops at the diagonal key tile but forgets the causal mask inside it.

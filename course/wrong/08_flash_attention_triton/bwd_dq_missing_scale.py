@@ -1,4 +1,3 @@
-# selftest-notebook: flash_attention_triton.ipynb
 # selftest-replaces: fa_backward_dq
 # selftest-must-fail: test_dq
 # Mistake: forgets the softmax scale σ = 1/√d in dQ.

@@ -1,4 +1,3 @@
-# selftest-notebook: flash_attention_triton.ipynb
 # selftest-replaces: fa_backward_dkdv
 # selftest-must-fail: test_dk, test_dq
 # Mistake: dS = P ∘ dP, forgetting to subtract Δ (dV is right: test_dv keeps its points).

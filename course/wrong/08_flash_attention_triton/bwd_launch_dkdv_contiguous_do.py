@@ -1,4 +1,3 @@
-# selftest-notebook: flash_attention_triton.ipynb
 # selftest-replaces: fa_backward_dkdv
 # selftest-must-fail: test_dv, test_dk, test_dq
 # Mistake: launch_dkdv passes the strides of a contiguous dO (Nq·d, d, 1) instead of grad_out.stride(): a

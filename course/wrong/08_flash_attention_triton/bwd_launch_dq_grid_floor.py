@@ -1,4 +1,3 @@
-# selftest-notebook: flash_attention_triton.ipynb
 # selftest-replaces: fa_backward_dq
 # selftest-must-fail: test_dq
 # Mistake: launch_dq starts Nq // block programs: the last partial query tile gets no dQ.

@@ -1,4 +1,3 @@
-# selftest-notebook: flash_attention_triton.ipynb
 # selftest-replaces: fa_function
 # selftest-must-fail: test_dq
 # Mistake: the forward remembers is_causal but the backward always launches the non-causal kernels.

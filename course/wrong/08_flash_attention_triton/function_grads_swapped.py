@@ -1,4 +1,3 @@
-# selftest-notebook: flash_attention_triton.ipynb
 # selftest-replaces: fa_function
 # selftest-must-fail: test_dq
 # Mistake: returns (dK, dQ, dV) instead of (dQ, dK, dV).

@@ -1,4 +1,3 @@
-# selftest-notebook: flash_attention_triton.ipynb
 # selftest-replaces: fa_function
 # selftest-must-fail: test_forward, test_dq
 # Mistake: launches Nq // block query programs: the tail rows (and every row when Nq < block) are never computed.

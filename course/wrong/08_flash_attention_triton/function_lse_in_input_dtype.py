@@ -1,4 +1,3 @@
-# selftest-notebook: flash_attention_triton.ipynb
 # selftest-replaces: fa_function
 # selftest-must-fail: test_forward
 # Mistake: allocates L in the input dtype instead of float32 (right for float32 inputs only).

@@ -1,4 +1,3 @@
-# selftest-notebook: flash_attention_triton.ipynb
 # selftest-replaces: fa_function
 # selftest-must-fail: test_forward
 # Mistake: validates nothing: a float64, 4-D or mismatched input runs the kernel (or fails with some other

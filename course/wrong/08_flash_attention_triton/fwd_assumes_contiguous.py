@@ -1,4 +1,3 @@
-# selftest-notebook: flash_attention_triton.ipynb
 # selftest-replaces: fa_forward_kernel
 # selftest-must-fail: test_forward
 # Mistake: computes addresses as if Q, K, V were contiguous (row · d + column) instead of using their strides.

@@ -1,4 +1,3 @@
-# selftest-notebook: flash_attention_triton.ipynb
 # selftest-replaces: fa_forward_kernel
 # selftest-must-fail: test_forward, test_dq
 # Mistake: the causal mask j < i hides the diagonal (row 0 then sees no key at all).

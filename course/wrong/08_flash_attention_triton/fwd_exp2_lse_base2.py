@@ -1,4 +1,3 @@
-# selftest-notebook: flash_attention_triton.ipynb
 # selftest-replaces: fa_forward_kernel
 # selftest-must-fail: test_forward, test_dq
 # Mistake: runs the online softmax in base 2 (exp2 with log2 e folded into the scale) and stores L in base 2:

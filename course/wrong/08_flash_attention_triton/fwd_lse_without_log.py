@@ -1,4 +1,3 @@
-# selftest-notebook: flash_attention_triton.ipynb
 # selftest-replaces: fa_forward_kernel
 # selftest-must-fail: test_forward, test_dq
 # Mistake: stores L = m + ℓ instead of m + log ℓ (O is right; the saved L and the backward are not).

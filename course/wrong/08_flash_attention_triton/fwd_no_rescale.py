@@ -1,4 +1,3 @@
-# selftest-notebook: flash_attention_triton.ipynb
 # selftest-replaces: fa_forward_kernel
 # selftest-must-fail: test_forward, test_dq
 # Mistake: does not rescale the output accumulator by exp(m - m_new) when the running maximum grows.

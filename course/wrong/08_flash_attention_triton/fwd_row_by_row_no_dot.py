@@ -1,7 +1,6 @@
-# selftest-notebook: flash_attention_triton.ipynb
 # selftest-replaces: fa_forward_kernel
 # selftest-must-fail: test_performance
-# selftest-whole: a different program, not the reference with a change
+# selftest-whole: a row-at-a-time kernel without tl.dot
 # Mistake: correct but pathologically slow: handles its query tile one row at a time and forms the scores with
 # elementwise products and sums instead of tl.dot (no tensor cores, a reduction per row and key tile). It passes
 # every correctness test; only test_performance (GPU-only) catches it.

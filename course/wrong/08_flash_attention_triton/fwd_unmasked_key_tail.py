@@ -1,4 +1,3 @@
-# selftest-notebook: flash_attention_triton.ipynb
 # selftest-replaces: fa_forward_kernel
 # selftest-must-fail: test_forward, test_dq
 # Mistake: does not mask keys past Nk: the zero-padded tail of the last key tile counts as real keys.

@@ -1,4 +1,3 @@
-# selftest-notebook: systems_lab.ipynb
 # selftest-replaces: sl_benchmark
 # selftest-must-fail: test_benchmark
 # selftest-selfcheck-fails: test_benchmark

@@ -1,4 +1,3 @@
-# selftest-notebook: systems_lab.ipynb
 # selftest-replaces: sl_benchmark
 # selftest-must-fail: test_benchmark
 # Mistake: never synchronises: on an asynchronous device it times the launches. / 错误：从不同步，在异步设备上只测到启动时间。

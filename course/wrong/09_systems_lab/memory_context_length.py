@@ -1,4 +1,3 @@
-# selftest-notebook: systems_lab.ipynb
 # selftest-replaces: sl_activation_memory
 # selftest-must-fail: test_activation_memory
 # Mistake: uses context_length instead of seq_len for the N² term. / 错误：N² 一项用了 context_length 而不是 seq_len。

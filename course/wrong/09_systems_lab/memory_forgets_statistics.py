@@ -1,4 +1,3 @@
-# selftest-notebook: systems_lab.ipynb
 # selftest-replaces: sl_activation_memory
 # selftest-must-fail: test_activation_memory
 # selftest-selfcheck-fails: test_activation_memory

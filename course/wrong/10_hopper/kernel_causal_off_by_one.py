@@ -1,4 +1,3 @@
-# selftest-notebook: hopper.ipynb
 # selftest-replaces: hopper_kernel
 # selftest-must-fail: test_hopper
 # Mistake: the causal mask hides the diagonal (j < i instead of j <= i).

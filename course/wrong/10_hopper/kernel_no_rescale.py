@@ -1,4 +1,3 @@
-# selftest-notebook: hopper.ipynb
 # selftest-replaces: hopper_kernel
 # selftest-must-fail: test_hopper
 # Mistake: forgets to rescale the accumulator when the running maximum grows.

@@ -1,4 +1,3 @@
-# selftest-notebook: hopper.ipynb
 # selftest-replaces: hopper_kernel
 # selftest-must-fail: test_hopper
 # Mistake: a persistent grid whose programs compute only their first tile: the tiles beyond the grid are never computed.

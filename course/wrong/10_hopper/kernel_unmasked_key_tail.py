@@ -1,4 +1,3 @@
-# selftest-notebook: hopper.ipynb
 # selftest-replaces: hopper_kernel
 # selftest-must-fail: test_hopper
 # Mistake: trusts the descriptor's zero padding: the key tail's scores (0, not absent) are never masked.

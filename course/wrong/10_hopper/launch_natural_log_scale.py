@@ -1,4 +1,3 @@
-# selftest-notebook: hopper.ipynb
 # selftest-replaces: hopper_launch
 # selftest-must-fail: test_hopper
 # Mistake: passes σ instead of σ · log2 e to a kernel that uses exp2.

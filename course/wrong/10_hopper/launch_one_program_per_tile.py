@@ -1,4 +1,3 @@
-# selftest-notebook: hopper.ipynb
 # selftest-replaces: hopper_launch
 # selftest-must-fail: test_hopper
 # Mistake: launches one program per tile (correct, but not a persistent grid).

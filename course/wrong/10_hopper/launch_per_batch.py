@@ -1,4 +1,3 @@
-# selftest-notebook: hopper.ipynb
 # selftest-replaces: hopper_launch
 # selftest-must-fail: test_hopper
 # Mistake: one launch per batch entry (each small enough, but B launches instead of one persistent grid).
