@@ -1,4 +1,3 @@
-# selftest-notebook: online_softmax.ipynb
 # selftest-replaces: os_merge_attention
 # selftest-must-fail: test_merge_attention
 # Mistake: rescales the outputs by e^(m1 - m) with m itself: NaN in o when both states are empty.

@@ -1,4 +1,3 @@
-# selftest-notebook: online_softmax.ipynb
 # selftest-replaces: os_merge_attention
 # selftest-must-fail: test_merge_attention
 # Mistake: returns the normalised output o / l instead of the unnormalised one the spec asks for.

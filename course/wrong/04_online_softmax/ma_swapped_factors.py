@@ -1,4 +1,3 @@
-# selftest-notebook: online_softmax.ipynb
 # selftest-replaces: os_merge_attention
 # selftest-must-fail: test_merge_attention
 # Mistake: multiplies each output by the other state's factor (e^(m2 - m) on o1, e^(m1 - m) on o2).

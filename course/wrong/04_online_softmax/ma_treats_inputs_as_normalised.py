@@ -1,4 +1,3 @@
-# selftest-notebook: online_softmax.ipynb
 # selftest-replaces: os_merge_attention
 # selftest-must-fail: test_merge_attention
 # Mistake: treats o1 and o2 as normalised outputs (weights them by l and divides by the new l).

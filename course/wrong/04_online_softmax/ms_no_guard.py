@@ -1,4 +1,3 @@
-# selftest-notebook: online_softmax.ipynb
 # selftest-replaces: os_merge_states
 # selftest-must-fail: test_merge_states
 # Mistake: subtracts m itself: merging two empty states gives e^(-inf + inf) = NaN.

@@ -1,4 +1,3 @@
-# selftest-notebook: online_softmax.ipynb
 # selftest-replaces: os_merge_states
 # selftest-must-fail: test_merge_states
 # Mistake: rescales only the first state's sum (correct only when m2 is the larger maximum).

@@ -1,4 +1,3 @@
-# selftest-notebook: online_softmax.ipynb
 # selftest-replaces: os_online_softmax
 # selftest-must-fail: test_online_softmax
 # Mistake: subtracts the running maximum itself, so a block of -inf before any finite score gives e^(-inf + inf) = NaN.

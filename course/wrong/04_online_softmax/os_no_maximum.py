@@ -1,4 +1,3 @@
-# selftest-notebook: online_softmax.ipynb
 # selftest-replaces: os_online_softmax
 # selftest-must-fail: test_online_softmax
 # Mistake: sums e^x in one sweep without a running maximum (the naive softmax in blocks: e^x overflows).

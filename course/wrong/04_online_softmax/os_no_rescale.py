@@ -1,4 +1,3 @@
-# selftest-notebook: online_softmax.ipynb
 # selftest-replaces: os_online_softmax
 # selftest-must-fail: test_online_softmax
 # Mistake: when the maximum grows, the sum kept so far is not multiplied by e^(m - m').

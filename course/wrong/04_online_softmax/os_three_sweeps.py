@@ -1,4 +1,3 @@
-# selftest-notebook: online_softmax.ipynb
 # selftest-replaces: os_online_softmax
 # selftest-must-fail: test_online_softmax
 # Mistake: the safe softmax in three sweeps over the blocks (the maximum, then the sum, then normalise).

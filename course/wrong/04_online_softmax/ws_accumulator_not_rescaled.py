@@ -1,4 +1,3 @@
-# selftest-notebook: online_softmax.ipynb
 # selftest-replaces: os_weighted_sum
 # selftest-must-fail: test_weighted_sum
 # Mistake: rescales the running sum but not the output accumulator when the maximum grows.

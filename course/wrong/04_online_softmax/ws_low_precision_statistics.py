@@ -1,4 +1,3 @@
-# selftest-notebook: online_softmax.ipynb
 # selftest-replaces: os_weighted_sum
 # selftest-must-fail: test_weighted_sum
 # Mistake: keeps m, l and the output accumulator in the inputs' dtype (float16/bfloat16 on long rows).

@@ -1,4 +1,3 @@
-# selftest-notebook: online_softmax.ipynb
 # selftest-replaces: os_weighted_sum
 # selftest-must-fail: test_weighted_sum
 # Mistake: returns L = log l, forgetting the running maximum it was taken under (L = m + log l).

@@ -1,4 +1,3 @@
-# selftest-notebook: online_softmax.ipynb
 # selftest-replaces: os_weighted_sum
 # selftest-must-fail: test_weighted_sum
 # Mistake: subtracts the running maximum itself and divides by l unguarded: fully masked rows become NaN.
