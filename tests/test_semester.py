@@ -370,8 +370,7 @@ def test_a_bad_setting_stops_grading_before_anything_is_placed(tmp_path, monkeyp
 def test_course_check_validates_the_semester_file_and_the_roster(tmp_path, monkeypatch, capsys):
     from course import cli
 
-    course = Course(tmp_path, COURSE.wrong)
-    monkeypatch.setattr(cli, "_course", lambda: course)
+    monkeypatch.setenv("FLASH_COURSE_DIR", str(tmp_path))  # the course folder
     monkeypatch.delenv("FLASH_COURSE_SEMESTER", raising=False)
     write_semester(tmp_path, 'timezone = "Asia/Shanghai"\n[late]\npenalty_per_day = 0.1\n')
     (tmp_path / "roster.csv").write_text("student_id,name\nalice,Alice\n")

@@ -208,6 +208,7 @@ def grading_salt(course: Course) -> str:
     if (private := overlay.salt()) is not None:
         return private
     path = course.root / ".grading_salt"
+    path.parent.mkdir(parents=True, exist_ok=True)  # a new course folder (`--feedback-only` may come first)
     with contextlib.suppress(FileExistsError):  # made once, readable by the grader alone
         with os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w") as made:
             made.write(secrets.token_hex(32))
