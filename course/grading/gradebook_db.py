@@ -13,6 +13,7 @@ import contextlib
 import os
 import re
 import shutil
+import tempfile
 import time
 from pathlib import Path
 
@@ -152,8 +153,6 @@ def readable(course: Course):
     if not course.db:
         yield course.gradebook
         return
-    import tempfile
-
     with tempfile.TemporaryDirectory(prefix="course-gradebook-") as tmp:
         save_copy(course, Path(tmp) / "gradebook.db")
         yield Path(tmp) / "gradebook.db"
