@@ -1,22 +1,11 @@
-# selftest-notebook: memory_bottleneck.ipynb
 # selftest-replaces: standard_attention
 # selftest-must-fail: test_standard_attention
 # Mistake: normalises over the queries (dim=-2) instead of over the keys of each row.
 # 错误：沿查询维（dim=-2）而不是沿每行的键做 softmax。
-@@ -1,8 +1,3 @@
- def standard_attention(Q, K, V, is_causal=False):
--    '''O, S, P of standard attention for (..., Nq, d) queries and (..., Nk, d) keys and values.
--
--    S = Q Kᵀ/√d and P = softmax(S) (computed in float32) have shape (..., Nq, Nk) and the input dtype;
--    with is_causal, S is -inf where key j > query i (top-left aligned). O = P V has Q's shape and dtype.
--    '''
-     S = Q @ K.transpose(-2, -1) / math.sqrt(Q.shape[-1])
-     if is_causal:
-@@ -10,5 +5,4 @@
+@@ -10,5 +10,5 @@
          later = torch.arange(n_k, device=S.device)[None, :] > torch.arange(n_q, device=S.device)[:, None]
          S = S.masked_fill(later, float("-inf"))
 -    P = torch.softmax(S.to(torch.promote_types(S.dtype, torch.float32)), dim=-1).to(Q.dtype)
--    O = P @ V
--    return O, S, P
-+    P = torch.softmax(S.float(), dim=-2).to(Q.dtype)
-+    return P @ V, S, P
++    P = torch.softmax(S.to(torch.promote_types(S.dtype, torch.float32)), dim=-2).to(Q.dtype)
+     O = P @ V
+     return O, S, P
