@@ -1,5 +1,6 @@
-"""utils.isolation: export the student's code to a module, run a check in a child process, and turn a
-failure, a crash or a hang into an AssertionError, with nothing on stderr; proven in a notebook kernel too."""
+"""utils.isolation: run a check in a child process on the student's module (built as the judge builds it), and
+turn a failure, a crash or a hang into an AssertionError, with nothing on stderr; proven in a notebook kernel
+too. And export_module, the course's own export of notebook objects with what they use."""
 
 import importlib.util
 import os
@@ -10,6 +11,7 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
+from utils import student_module
 from utils.isolation import module_source, run_check
 from utils.runtime import CPU_BANNER
 
@@ -90,9 +92,18 @@ def _with_path(folder) -> str:
     return os.pathsep.join(p for p in (str(folder), os.environ.get("PYTHONPATH")) if p)
 
 
+PREAMBLE = "import torch\nimport triton\nimport triton.language as tl\n\nimport utils"
+
+
 @pytest.fixture
 def student(tmp_path, monkeypatch):
-    """The student's code as an imported module (a stand-in for the notebook's namespace)."""
+    """The student's code as an imported module (a stand-in for the notebook's namespace), and its notebook's
+    layout ("fake.ipynb": one student cell, the whole file)."""
+    monkeypatch.setitem(
+        student_module.LAYOUTS,
+        "fake.ipynb",
+        student_module.Layout("fake.ipynb", {"cell": "double"}, PREAMBLE),
+    )
     (tmp_path / "fake_checks.py").write_text(CHECKS)
     monkeypatch.setenv("PYTHONPATH", _with_path(tmp_path))  # the child imports the checks from here
     path = tmp_path / "notebook_cells.py"
@@ -112,7 +123,7 @@ def test_module_source_keeps_definitions_and_needed_assignments_only(student):
 
 
 def test_run_check_returns_the_value_and_echoes_stdout(student, capfd):
-    assert run_check("fake_checks:doubles", [student.double], namespace=vars(student), n=37) == {"n": 37}
+    assert run_check("fake_checks:doubles", "fake.ipynb", namespace=vars(student), n=37) == {"n": 37}
     out, err = capfd.readouterr()
     assert "checked 37" in out and err == ""
 
@@ -130,15 +141,27 @@ def test_run_check_returns_the_value_and_echoes_stdout(student, capfd):
 def test_failures_become_assertion_errors_without_stderr(student, capfd, check, timeout, message):
     start = time.monotonic()
     with pytest.raises(AssertionError, match=message.replace("(", r"\(").replace(")", r"\)")):
-        run_check(f"fake_checks:{check}", [student.double], timeout=timeout, namespace=vars(student))
+        run_check(f"fake_checks:{check}", "fake.ipynb", timeout=timeout, namespace=vars(student))
     assert time.monotonic() - start < 60
     assert capfd.readouterr().err == ""
 
 
 def test_the_child_does_not_repeat_the_cpu_banner(student, capfd):
-    run_check("fake_checks:banner", [student.double], namespace=vars(student))
+    run_check("fake_checks:banner", "fake.ipynb", namespace=vars(student))
     out = capfd.readouterr().out
     assert "CHILD SAYS 1" in out and CPU_BANNER not in out
+
+
+def test_a_name_grading_would_not_see_fails_before_the_child_starts(tmp_path, monkeypatch):
+    path = tmp_path / "cells.py"
+    path.write_text("def scaled(x):\n    return x * SCALE\n")
+    spec = importlib.util.spec_from_file_location("cells", path)
+    cells = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(cells)
+    layout = student_module.Layout("scaled.ipynb", {"cell": "scaled"}, PREAMBLE)
+    monkeypatch.setitem(student_module.LAYOUTS, "scaled.ipynb", layout)
+    with pytest.raises(AssertionError, match="`SCALE`.*torch, triton, utils"):
+        run_check("no_such_module:never_called", "scaled.ipynb", namespace={**vars(cells), "SCALE": 2})
 
 
 def test_missing_source_is_a_clear_error():
@@ -186,10 +209,14 @@ def test_works_in_a_notebook_kernel(tmp_path, monkeypatch):
             def broken(x):
                 oob_kernel[(1,)](x, BLOCK=16)
         """),
-        "print(utils.isolation.run_check('notebook_checks:doubler_works', [Doubler]))",
+        "from utils import student_module\n"
+        "student_module.LAYOUTS['demo.ipynb'] = student_module.Layout(\n"
+        f"    'demo.ipynb', {{'kernel': 'double', 'classes': 'Doubler'}}, {PREAMBLE!r}\n"
+        ")\n"
+        "print(utils.isolation.run_check('notebook_checks:doubler_works', 'demo.ipynb'))",
         textwrap.dedent("""
             try:
-                utils.isolation.run_check("notebook_checks:broken_runs", [broken])
+                utils.isolation.run_check("notebook_checks:broken_runs", "demo.ipynb")
             except AssertionError as error:
                 print("CAUGHT", error)
             print("kernel alive")

@@ -3,14 +3,17 @@
 A Triton kernel that reads out of bounds can kill the interpreter (segfault) or poison the CUDA
 context; either would take the whole notebook down with it. `run_check` instead:
 
-1. exports the student's code into a real module file (`export_module`): the notebook cells that
-   define the given objects, plus every notebook-level name they use, found by walking the code.
-   Only imports, definitions and the assignments they read are kept, so demo calls in those cells
-   do not run again. A real file matters: on a GPU `@triton.jit` reads its kernel's source;
+1. writes the student's module as grading builds it (`utils.student_module`: the unit's preamble and the
+   imports, definitions and assignments of its student cells as the kernel last ran them, nothing else of
+   the notebook) into a real file: on a GPU `@triton.jit` reads its kernel's source. A name that module
+   reads but that will not exist when graded fails the check before anything runs;
 2. runs `python -m utils.isolation` on it with a timeout (the child inherits the environment,
    so `TRITON_INTERPRET` and `FLASH_COURSE_DEVICE` carry over);
 3. turns a crash, a timeout or an exception in the child into an `AssertionError` with a
    bilingual message. The child's output is echoed to stdout; nothing is ever written to stderr.
+
+`export_module` is for the course's own code, not graded code: it writes a module that defines some objects of
+the notebook and everything of the notebook they use (the traffic counter runs a notebook's kernel that way).
 """
 
 from __future__ import annotations
@@ -33,40 +36,14 @@ from pathlib import Path
 
 from utils.messages import bilingual
 from utils.runtime import BANNER_SHOWN
+from utils.student_module import MODULE_NAME, checked_source, kept_statements, source_file
 
-MODULE_NAME = "student_code"
 _LITERALS = (int, float, str, bool, type(None))
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
-_KEPT_STATEMENTS = (ast.Import, ast.ImportFrom, ast.ClassDef, ast.Assign, ast.AnnAssign, *_FUNCTIONS)
 
 
 class IsolatedCheckError(AssertionError):
     """A check that failed, crashed or timed out in its child process."""
-
-
-def _python_function(obj):
-    """The plain Python function behind a function, method or (autotuned) Triton kernel, else None."""
-    for _ in range(8):
-        if isinstance(obj, staticmethod | classmethod):
-            obj = obj.__func__
-        if isinstance(obj, types.FunctionType):
-            return obj
-        if not hasattr(obj, "fn"):
-            return None
-        obj = obj.fn
-    return None
-
-
-def _source_file(obj) -> str | None:
-    """The file (or notebook cell) where `obj` was defined, if Python kept its source lines."""
-    candidates = [obj] if not isinstance(obj, type) else list(vars(obj).values())
-    for candidate in candidates:
-        function = _python_function(candidate)
-        if function is not None:
-            filename = function.__code__.co_filename
-            if linecache.getlines(filename, function.__globals__):
-                return filename
-    return None
 
 
 def _literal(value) -> bool:
@@ -75,18 +52,6 @@ def _literal(value) -> bool:
     if isinstance(value, tuple | list):
         return all(_literal(v) for v in value)
     return False
-
-
-def kept_statements(source: str, filename: str) -> list[tuple[ast.stmt, str]]:
-    """Top-level imports, definitions and assignments of one cell (with decorators), and their text."""
-    tree = ast.parse(source, filename=filename)
-    lines = source.splitlines(keepends=True)
-    kept = []
-    for node in tree.body:
-        if isinstance(node, _KEPT_STATEMENTS):
-            first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])
-            kept.append((node, "".join(lines[first - 1 : node.end_lineno])))
-    return kept
 
 
 def _defined_names(node: ast.stmt) -> set[str]:
@@ -174,13 +139,13 @@ def module_source(objects, namespace: dict | None = None) -> str:
     and kernels defined in another cell bring that cell in too.
     """
     namespace = vars(sys.modules["__main__"]) if namespace is None else namespace
-    missing = [getattr(o, "__name__", repr(o)) for o in objects if _source_file(o) is None]
+    missing = [getattr(o, "__name__", repr(o)) for o in objects if source_file(o) is None]
     if missing:
         raise ValueError(
             bilingual(f"找不到这些对象的源代码：{missing}", f"cannot find the source code of {missing}")
         )
     files: list[str] = []
-    pending = [_source_file(o) for o in objects]
+    pending = [source_file(o) for o in objects]
     statements: list[tuple[ast.stmt, str]] = []
     preamble: dict[str, str] = {}
     while pending:
@@ -193,11 +158,11 @@ def module_source(objects, namespace: dict | None = None) -> str:
         for name in sorted(undefined - set(preamble)):
             value = namespace.get(name)
             line = _import_line(name, value) if name in namespace else None
-            source_file = _source_file(value) if name in namespace and line is None else None
+            defining_cell = source_file(value) if name in namespace and line is None else None
             if line is not None:
                 preamble[name] = line
-            elif source_file is not None:
-                pending.append(source_file)
+            elif defining_cell is not None:
+                pending.append(defining_cell)
             elif name in namespace and _literal(value):
                 preamble[name] = f"{name} = {value!r}"
     chosen, _ = _select(statements)
@@ -225,15 +190,19 @@ def _tail(text: str, lines: int = 12) -> str:
     return "\n".join(text.strip().splitlines()[-lines:])
 
 
-def run_check(check: str, objects, timeout: float = 300, namespace: dict | None = None, **kwargs):
-    """Run `check(module, **kwargs)` in a child process on the exported student code.
+def run_check(check: str, notebook: str, timeout: float = 300, namespace: dict | None = None, **kwargs):
+    """Run `check(module, **kwargs)` in a child process on the student's module of `notebook` (built from the
+    cells of `namespace`, default the notebook's).
 
     `check` names a function as "package.module:function"; `kwargs` must be JSON-serialisable.
     Returns what the check returned (JSON round-trip). Raises `AssertionError` when the check
-    fails, the child crashes, or it runs longer than `timeout` seconds.
+    fails, the child crashes, or it runs longer than `timeout` seconds, or when the module reads a name
+    that will not exist when graded.
     """
+    source = checked_source(notebook, namespace)
     with tempfile.TemporaryDirectory(prefix="isolated_check_") as folder:
-        module_path = export_module(objects, Path(folder) / f"{MODULE_NAME}.py", namespace)
+        module_path = Path(folder) / f"{MODULE_NAME}.py"
+        module_path.write_text(source, encoding="utf-8")
         return check_module(check, module_path, timeout, **kwargs)
 
 
@@ -347,4 +316,4 @@ if __name__ == "__main__":
     _child(*sys.argv[1:5])
 
 
-__all__ = ["IsolatedCheckError", "check_module", "export_module", "module_source", "run_check"]
+__all__ = ["MODULE_NAME", "IsolatedCheckError", "check_module", "export_module", "module_source", "run_check"]

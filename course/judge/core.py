@@ -2,7 +2,7 @@
 
 A unit module (e.g. `course.judge.unit06`) creates one `Unit` and registers a check per graded test cell:
 
-    unit = Unit("flash_attention_pytorch.ipynb", student_cells=["fa_forward"], preamble="import torch")
+    unit = Unit(LAYOUTS["flash_attention_pytorch.ipynb"])  # its student cells and preamble (utils.student_module)
 
     @unit.cell("test_forward", {"float32": 2, "bfloat16": 1}, selfcheck="float32")
     def forward(j: Judgement) -> None:
@@ -29,6 +29,7 @@ import torch
 from course.judge.child import CallFailed, Child
 from utils import grading
 from utils.messages import bilingual
+from utils.student_module import Layout
 
 
 @dataclass(frozen=True)
@@ -45,11 +46,10 @@ class Cell:
 
 @dataclass
 class Unit:
-    """The judge of one notebook: which cells are the student's code, what it may import, its graded cells."""
+    """The judge of one notebook: which cells are the student's code (and the module's preamble: `layout`, shared
+    with the notebook's self-checks), what it may import, its graded cells."""
 
-    notebook: str
-    student_cells: list[str]
-    preamble: str
+    layout: Layout
     banned: list[str] = field(default_factory=list)  # "module:attribute" the student's code may not call
     suspicious: dict[str, str] = field(default_factory=dict)  # names flagged for review here, with the reason
     cells: dict[str, Cell] = field(default_factory=dict)
@@ -57,6 +57,18 @@ class Unit:
     # student's kernels dominates; 1: one child, cell after cell (always on a CPU, where the interpreter's work
     # already fills the cores). Only for judges that keep no state between cells (Hypothesis is not thread-safe).
     parallel_cells_on_gpu: int = 1
+
+    @property
+    def notebook(self) -> str:
+        return self.layout.notebook
+
+    @property
+    def student_cells(self) -> list[str]:
+        return list(self.layout.cells)
+
+    @property
+    def preamble(self) -> str:
+        return self.layout.preamble
 
     def cell(self, grade_id: str, properties: dict[str, float], **options) -> Callable:
         def register(check: Callable[[Judgement], None]) -> Callable[[Judgement], None]:

@@ -1,8 +1,8 @@
 """The student's code as the judge sees it: a module built from the notebook's solution cells, and a scan.
 
-The module is the unit's preamble (its imports, fixed by the course) followed by the imports, definitions
-and assignments of the solution cells, in notebook order; other top-level statements (demo calls, prints)
-are left out. The scan reads that text, never runs it: what it imports or reaches of PyTorch's fused
+The module is built by `utils.student_module` (the builder the notebook's visible self-checks use too): the
+unit's preamble (its imports, fixed by the course) followed by the imports, definitions and assignments of
+the solution cells, in notebook order; other top-level statements (demo calls, prints) are left out. The scan reads that text, never runs it: what it imports or reaches of PyTorch's fused
 attention or of the unit's banned references (resolved from the imports: the student's own names may hold any
 word) costs the notebook's judged points; other tampering signs (exception hooks, `sys.modules`, exits,
 killing processes, reading files, threads, patching an imported module) flag the submission for review.
@@ -14,7 +14,7 @@ import ast
 import re
 from dataclasses import dataclass
 
-from utils.isolation import kept_statements
+from utils import student_module
 
 FUSED_ATTENTION = (  # words in the names of PyTorch's fused attention (functions, modules, aten operators)
     "scaled_dot_product",
@@ -84,14 +84,7 @@ def solution_sources(nb, grade_ids: list[str]) -> list[tuple[str, str]]:
 
 def module_source(nb, grade_ids: list[str], preamble: str) -> str:
     """The student's module: the unit's preamble, then what the solution cells define."""
-    parts = [preamble.rstrip() + "\n"]
-    for grade_id, source in solution_sources(nb, grade_ids):
-        try:
-            kept = kept_statements(source, f"<cell {grade_id}>")
-        except SyntaxError as error:  # the child reports it when it loads the module
-            kept = [(None, f"raise SyntaxError({f'cell {grade_id}: {error}'!r})")]
-        parts.append(f"\n# --- cell {grade_id}\n" + "\n".join(text.rstrip() for _, text in kept) + "\n")
-    return "".join(parts)
+    return student_module.module_source(solution_sources(nb, grade_ids), preamble)
 
 
 def _names(node: ast.AST) -> list[str]:

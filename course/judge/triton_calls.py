@@ -1,4 +1,5 @@
-"""What the judges of Triton units share: the child's entry point, its preamble, and the checks of one call."""
+"""What the judges of Triton units share: the child's entry point and the checks of one call (their preamble:
+`utils.student_module.triton_preamble`)."""
 
 from __future__ import annotations
 
@@ -9,29 +10,12 @@ from course.judge.core import Judgement
 from utils.measure import assert_not_far_too_slow, far_too_slow, round_ms, timing_lock
 
 ENTRY = "utils.judged_triton.run"
-PREAMBLE = (
-    "import utils\n"
-    "import utils.isolation\n"
-    "import utils.judged_triton  # the judge's entry point in its child (not a line of the notebook)\n"
-    "{extra}"
-    "\n"
-    "import torch\n"
-    "import triton\n"
-    "import triton.language as tl\n"
-    "\n"
-    "DEVICE = utils.device()"
-)
 BANNED = [
     "utils.grading:reference_attention",
     "utils.grading:reference_gradients",
     "utils.attention.naive:naive_attention",
     "utils:naive_attention",
 ]
-
-
-def preamble(*modules: str) -> str:
-    """The module head of a Triton unit: the notebook's imports, the judge's entry point and `modules`."""
-    return PREAMBLE.format(extra="".join(f"import {m}\n" for m in modules))
 
 
 def answer(j: Judgement, target: str, plan: dict, *tensors, guard: bool = False) -> tuple:

@@ -20,11 +20,10 @@ import torch
 from course.judge.core import Judgement, Unit
 from utils import checks_memory, measure, memory
 from utils.checks_memory import dtype_name
+from utils.student_module import LAYOUTS
 
 UNIT = Unit(
-    "memory_bottleneck.ipynb",
-    student_cells=["standard_attention", "memory_model", "max_sequence"],
-    preamble="import math\n\nimport torch\n\nimport utils",
+    LAYOUTS["memory_bottleneck.ipynb"],
     banned=[
         "utils.grading:reference_attention",
         "utils.grading:reference_gradients",

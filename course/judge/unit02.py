@@ -29,15 +29,11 @@ from course.judge.services import WATCH_SWITCHES, SlowMemoryService
 from course.reference import io_aware as reference
 from course.reference.triton_kernels import forward_kernel
 from utils import io_kernels
+from utils.student_module import LAYOUTS
 from utils.traffic import count_traffic
 
 UNIT = Unit(
-    "io_aware.ipynb",
-    student_cells=["ai_intensity", "ai_roofline", "io_hbm_bytes", "fused_softmax"],
-    preamble=(
-        "import math\n\nimport torch\n\nimport utils\n"
-        "import utils.traffic.judged  # the judge's entry point in its child (not a line of the notebook)\n"
-    ),
+    LAYOUTS["io_aware.ipynb"],
     banned=[
         "utils.traffic:count_traffic",
         "utils.traffic.triton_counter:count_traffic",

@@ -26,15 +26,11 @@ from course.judge.core import Judgement, Unit
 from course.judge.services import WATCH_SWITCHES, SlowMemoryService
 from course.reference import tiling as reference
 from utils import tiling
+from utils.student_module import LAYOUTS
 from utils.traffic import SlowMemory
 
 UNIT = Unit(
-    "tiling.ipynb",
-    student_cells=["tl_matmul", "tl_loads", "tl_best_tile"],
-    preamble=(
-        "import math\n\nimport torch\n\nimport utils\n"
-        "import utils.traffic.judged  # the judge's entry point in its child (not a line of the notebook)\n"
-    ),
+    LAYOUTS["tiling.ipynb"],
     banned=[
         "utils.traffic:count_traffic",
         "utils.traffic.triton_counter:count_traffic",

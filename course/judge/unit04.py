@@ -33,16 +33,11 @@ from hypothesis import strategies as st
 
 from course.judge.core import Judgement, Unit, describe
 from utils.guarded import UNWRITTEN
+from utils.student_module import LAYOUTS
 from utils.sweeps import sweeps_in_order
 
 UNIT = Unit(
-    "online_softmax.ipynb",
-    student_cells=["os_online_softmax", "os_merge_states", "os_merge_attention", "os_weighted_sum"],
-    preamble=(
-        "import math\n\nimport torch\n\nimport utils\n"
-        "import utils.sweeps  # the judge's entry point in its child (not a line of the notebook)\n"
-        "from utils.softmax_state import finite_max\n"
-    ),
+    LAYOUTS["online_softmax.ipynb"],
     banned=["utils.softmax_kernels:row_softmax", "utils.online_softmax_plots:steps"],
 )
 RUN = "utils.sweeps.run"

@@ -26,20 +26,10 @@ from course.judge.core import Judgement, Unit
 from course.reference.recompute import attention_backward_from_lse as formulas
 from utils import grading, recompute
 from utils.judged_recompute import DRAWS
+from utils.student_module import LAYOUTS
 
 UNIT = Unit(
-    "recomputation.ipynb",
-    student_cells=["rc_saved_bytes", "rc_checkpoint", "rc_backward_lse"],
-    preamble=(
-        "import math\n"
-        "\n"
-        "import torch\n"
-        "from torch import nn\n"
-        "\n"
-        "import utils\n"
-        "import utils.judged_recompute  # the judge's entry points in its child (not a line of the notebook)\n"
-        "from utils import grading, measure, recompute"
-    ),
+    LAYOUTS["recomputation.ipynb"],
     banned=[
         "utils.grading:reference_attention",
         "utils.grading:reference_gradients",

@@ -12,11 +12,10 @@ import torch
 
 from course.judge.core import Judgement, Unit
 from utils import grading
+from utils.student_module import LAYOUTS
 
 UNIT = Unit(
-    "flash_attention_pytorch.ipynb",
-    student_cells=["fa_score_tile", "fa_forward", "fa_backward", "fa_function"],
-    preamble="import math\n\nimport torch\n\nimport utils",
+    LAYOUTS["flash_attention_pytorch.ipynb"],
     banned=[
         "utils.grading:reference_attention",
         "utils.grading:reference_gradients",

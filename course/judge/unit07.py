@@ -24,11 +24,10 @@ from course.judge import triton_calls
 from course.judge.core import Judgement, Unit
 from course.judge.triton_calls import kernel_did_the_work, same_dtype
 from utils.checks_triton_basics import BACKWARD_OPS, FORWARD_OPS, LAYOUT, SOFTMAX_OPS, TOL, name
+from utils.student_module import LAYOUTS
 
 UNIT = Unit(
-    "triton_basics.ipynb",
-    student_cells=["ws_forward", "ws_backward", "ws_autograd", "softmax_rows"],
-    preamble=triton_calls.preamble(),
+    LAYOUTS["triton_basics.ipynb"],
     banned=triton_calls.BANNED,
 )
 ODD = (

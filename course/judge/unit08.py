@@ -27,12 +27,11 @@ from course.judge.core import Judgement, Unit
 from course.judge.triton_calls import kernel_did_the_work, run, same_dtype
 from utils import checks_flash_triton as checks
 from utils import grading
+from utils.student_module import LAYOUTS
 from utils.triton_checks import ATTENTION_OPS
 
 UNIT = Unit(
-    "flash_attention_triton.ipynb",
-    student_cells=["fa_forward_kernel", "fa_function", "fa_backward_dkdv", "fa_backward_dq"],
-    preamble=triton_calls.preamble("utils.checks_flash_triton"),
+    LAYOUTS["flash_attention_triton.ipynb"],
     banned=[
         *triton_calls.BANNED,
         "utils.checks_flash_triton:lse_and_delta",

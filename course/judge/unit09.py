@@ -35,25 +35,11 @@ from course.reference import systems_lab as reference
 from utils import timing
 from utils.judged_systems import build_model, dtype_names
 from utils.measure import timing_lock
+from utils.student_module import LAYOUTS
 from utils.toy_transformer import TransformerConfig
 
 UNIT = Unit(
-    "systems_lab.ipynb",
-    student_cells=["sl_benchmark", "sl_autocast", "sl_activation_memory"],
-    preamble=(
-        "import math\n"
-        "import statistics\n"
-        "import time\n"
-        "\n"
-        "import torch\n"
-        "import torch.nn.functional as F\n"
-        "from torch import nn\n"
-        "\n"
-        "import utils\n"
-        "import utils.judged_systems  # the judge's entry points in its child (not a line of the notebook)\n"
-        "from utils import timing, toy_transformer\n"
-        "from utils.toy_transformer import Transformer, TransformerConfig"
-    ),
+    LAYOUTS["systems_lab.ipynb"],
 )
 ENTRY = "utils.judged_systems."
 # Sleep never undershoots; on a busy machine it oversleeps by milliseconds: a tight lower bound, a loose upper one.

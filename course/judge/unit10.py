@@ -26,13 +26,11 @@ from course.judge.core import Judgement, Unit
 from course.judge.triton_calls import kernel_did_the_work, same_dtype
 from utils import checks_hopper as checks
 from utils import grading
+from utils.student_module import LAYOUTS
 from utils.triton_checks import ATTENTION_OPS
 
 UNIT = Unit(
-    "hopper.ipynb",
-    student_cells=["hopper_kernel", "hopper_launch"],
-    preamble=triton_calls.preamble("utils.checks_hopper", "utils.hopper")
-    + "\nfrom triton.tools.tensor_descriptor import TensorDescriptor",
+    LAYOUTS["hopper.ipynb"],
     banned=[*triton_calls.BANNED, "utils.checks_flash_triton:reference_attention"],
     suspicious={"numpy": "NumPy (work outside PyTorch and the kernels is not seen)"},
 )
