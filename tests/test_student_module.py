@@ -68,7 +68,7 @@ def test_missing_names_are_notebook_globals_and_helpers_of_other_cells():
         name: ["second"] for name in ("BLOCK", "DEVICE", "SCALE", "helper_in_lambda", "scores")
     }
     assert missing_names([("star", "from torch import *\n\ndef f():\n    return anything\n")], PLAIN) == {}
-    earlier = [("forward", "class F:\n    def backward(self):\n        return launch_dq()\n")]  # unit 08's order
+    earlier = [("forward", "class F:\n    def backward(self):\n        return launch_dq()\n")]  # unit 08
     assert missing_names(earlier, PLAIN) == {"launch_dq": ["forward"]}
     assert missing_names(earlier, PLAIN, not_run={"launch_dq"}) == {}  # a later cell, not run yet
 
