@@ -1,0 +1,334 @@
+"""Where one grading job runs: here, in a child process (`LocalPool`, the default), or as a task on a node of a Ray
+cluster (`RayPool`, `course grade --ray [ADDRESS]`). Both run `course.grading.runner.run_job`, so the judge and
+the sandbox are the same wherever a job lands.
+
+A Ray job gets its files through Ray's object store, not a shared folder: the head packs what the job reads (the
+unit's source, the student's submission, a private copy of the gradebook) into one archive; the node unpacks it
+into a private temporary folder (mode 0700, hidden from the sandbox as the local job folders are), grades there,
+and sends back what the job wrote (autograded/ and feedback/ files, the private gradebook, the log). The cluster
+needs no shared file system, a node sees only the submissions it grades, and an attempt that dies half-way has
+written nothing into the course: the head places a job's files and merges its gradebook once, from the attempt
+that finished. A task whose node dies is run again elsewhere (Ray's `max_retries`), at most `RETRIES` times more.
+
+Every node runs the course from its own checkout and environment (`bash course.sh check`, then `.venv/bin/ray
+start`); `RayPool.connect` refuses a cluster whose nodes run another Ray, Python or course version than the head.
+"""
+
+from __future__ import annotations
+
+import io
+import platform
+import shutil
+import socket
+import tarfile
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from course.grading.runner import run_job
+from utils.messages import bilingual
+
+RETRIES = 2  # a task whose node or worker process dies is run again at most this many times
+# A request's folders, rewritten for the node's copy of them.
+PATH_KEYS = ("root", "source", "gradebook", "judge_reports")
+CONNECT_SECONDS = 5.0
+
+
+class NotGraded(Exception):
+    """A job that no node could finish (its nodes died, it was retried as often as allowed): the reason."""
+
+
+@dataclass
+class Job:
+    """One `run_job` request with the files it reads (`inputs`) and writes (`outputs`), absolute paths here."""
+
+    request: dict
+    timeout: float
+    log: Path
+    threads: int | None = None
+    inputs: tuple[Path, ...] = ()
+    outputs: tuple[Path, ...] = ()
+
+
+class LocalPool:
+    """Today's pool: each job is a child process of this machine; `slots` None lets the caller choose."""
+
+    slots: int | None = None
+
+    def __enter__(self) -> LocalPool:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        pass
+
+    def stop(self) -> None:
+        """Nothing to cancel: the running jobs got the interrupt too (they are in this process group)."""
+
+    def run(self, job: Job) -> tuple[dict, bool, str]:
+        """(results, timed_out, node) of a job; the node is "" here."""
+        results, timed_out = run_job(job.request, job.timeout, job.log, job.threads)
+        return results, timed_out, ""
+
+
+def pack(paths: list[Path], base: Path = Path("/")) -> bytes:
+    """A gzipped tar of the files and folders in `paths` that exist, named by their path under `base`."""
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
+        for path in paths:
+            if path.exists():
+                tar.add(path, arcname=str(path.relative_to(base)))
+    return buffer.getvalue()
+
+
+def unpack(archive: bytes, base: Path) -> None:
+    """Extract `pack`'s archive under `base` (tarfile's "data" filter: no links out, no devices, no absolute
+    names)."""
+    with tarfile.open(fileobj=io.BytesIO(archive), mode="r:gz") as tar:
+        tar.extractall(base, filter="data")
+
+
+def node_name() -> str:
+    """Which node this is: its address and the start of its Ray node id (two nodes may share an address)."""
+    import ray
+
+    context = ray.get_runtime_context()
+    return f"{ray.util.get_node_ip_address()}/{context.get_node_id()[:8]}"
+
+
+def node_facts() -> dict:
+    """What a node runs (compared with the head's before grading) and what it has."""
+    import ray
+
+    from course.grading import grade, semester
+
+    return {
+        "node": node_name(),
+        "ray": ray.__version__,
+        "python": platform.python_version(),
+        "course": semester.course_version(),
+        "cpus": grade.cpu_count(),
+        "gpu_gib": grade.gpu_memory_gib(),
+    }
+
+
+def run_on_node(archive: bytes, request: dict, timeout: float, threads: int, outputs: list[str]) -> dict:
+    """A Ray task: grade `request` in a private copy of its files, send back the results and what it wrote."""
+    with tempfile.TemporaryDirectory(prefix="course-ray-") as tmp:
+        mirror = Path(tmp)
+        unpack(archive, mirror)
+        here = {key: str(mirror) + value if key in PATH_KEYS else value for key, value in request.items()}
+        log = mirror / "job.log"
+        results, timed_out = run_job(here, timeout, log, threads)
+        written = [mirror / name.lstrip("/") for name in outputs]
+        return {
+            "results": results,
+            "timed_out": timed_out,
+            "node": node_name(),
+            "log": log.read_text(encoding="utf-8", errors="replace") if log.is_file() else "",
+            "outputs": pack(written, mirror),
+        }
+
+
+def place(archive: bytes, outputs: tuple[Path, ...], base: Path = Path("/")) -> None:
+    """Make each of `outputs` here what the node's job left there, named by its path under `base` (removed
+    where it left nothing)."""
+    with tempfile.TemporaryDirectory(prefix="course-ray-back-") as tmp:
+        unpack(archive, Path(tmp))
+        for path in outputs:
+            made = Path(tmp) / path.relative_to(base)
+            if path.is_dir():
+                shutil.rmtree(path)
+            elif path.exists():
+                path.unlink()
+            if made.exists():
+                path.parent.mkdir(parents=True, exist_ok=True)
+                shutil.move(made, path)
+
+
+def check_versions(head: dict, nodes: list[dict]) -> None:
+    """Refuse nodes whose Ray, Python or course version differs from the head's (a node with another course
+    version would grade with other tests; one with another Ray may not run the task at all)."""
+    wrong = [
+        f"{node['node']}: {what} {node[what]} ≠ {head[what]}"
+        for node in nodes
+        for what in ("ray", "python", "course")
+        if node[what] != head[what]
+    ]
+    if wrong:
+        raise ValueError(
+            bilingual(
+                "Ray 集群中有节点的版本与本机（头）不同：Ray、Python 和课程的版本必须一致（在该节点上更新检出并运行 "
+                "bash course.sh check，再 ray start）",
+                "nodes of the Ray cluster run other versions than this machine (the head): Ray, Python and the "
+                "course must match (update the node's checkout, run bash course.sh check, then ray start again)",
+            )
+            + "\n  "
+            + "\n  ".join(wrong)
+        )
+
+
+def reachable(address: str) -> bool:
+    """Whether something listens at HOST:PORT (Ray itself waits minutes for an address that never answers)."""
+    host, _, port = address.rpartition(":")
+    try:
+        with socket.create_connection((host, int(port)), CONNECT_SECONDS):
+            return True
+    except (OSError, ValueError):
+        return False
+
+
+def floor4(x: float) -> float:
+    """Rounded down to Ray's resource granularity (1/10000)."""
+    return int(x * 10_000) / 10_000
+
+
+def task_shape(nodes: list[dict]) -> tuple[float, float]:
+    """(CPUs, GPUs) one job asks for: one CPU on a cluster without GPUs; with GPUs, the share of a GPU node that
+    today's default `--jobs` gives one job there (`grade.default_jobs`; the largest share over the GPU nodes), so
+    every job lands on a GPU node. A node is {"cpus", "gpus" (Ray's counts), "gpu_gib" (one GPU's memory)}."""
+    from course.grading.grade import default_jobs
+
+    shares = []
+    for node in nodes:
+        if node["gpus"]:
+            per_gpu = node["cpus"] / node["gpus"]
+            at_once = default_jobs(1 << 30, int(per_gpu), node["gpu_gib"] or 0.0)
+            shares.append((per_gpu / at_once, 1 / at_once))
+    if not shares:
+        return 1.0, 0.0
+    return floor4(max(c for c, _ in shares)), floor4(max(g for _, g in shares))
+
+
+def capacity(nodes: list[dict], shape: tuple[float, float]) -> int:
+    """How many jobs of `shape` the nodes run at once."""
+    cpus, gpus = shape
+    return max(1, sum(min(int(n["cpus"] / cpus), int(n["gpus"] / gpus) if gpus else 1 << 30) for n in nodes))
+
+
+class RayPool:
+    """Jobs as Ray tasks on a cluster (`with RayPool(address) as pool:` connects, checks, disconnects)."""
+
+    def __init__(self, address: str):
+        self.address = address
+        self.running: set = set()
+
+    def __enter__(self) -> RayPool:
+        try:
+            import ray
+        except ImportError:
+            raise ValueError(
+                bilingual(
+                    "--ray 需要 Ray：pip install '.[cluster]'（或 pip install ray）",
+                    "--ray needs Ray: pip install '.[cluster]' (or pip install ray)",
+                )
+            ) from None
+        if self.address != "auto" and not reachable(self.address):
+            raise ValueError(
+                bilingual(
+                    f"连不上 Ray 集群 {self.address}（{CONNECT_SECONDS:g} 秒内无应答）：地址对吗？头节点启动了吗（ray start --head）？",
+                    f"cannot reach the Ray cluster at {self.address} (no answer in {CONNECT_SECONDS:g} s): "
+                    "is the address right, is the head started (ray start --head)?",
+                )
+            )
+        try:
+            ray.init(address=self.address, logging_level="ERROR", log_to_driver=False)
+        except (ConnectionError, RuntimeError) as error:
+            raise ValueError(
+                bilingual(
+                    f"无法连接 Ray 集群 {self.address}：{error}",
+                    f"cannot join the Ray cluster at {self.address}: {error}",
+                )
+            ) from None
+        try:
+            self.check()
+        except BaseException:
+            ray.shutdown()
+            raise
+        return self
+
+    def check(self) -> None:
+        """Ask every node what it runs and has; refuse a node whose versions differ from the head's."""
+        import ray
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+        from course.grading import semester
+
+        alive = [n for n in ray.nodes() if n["Alive"]]
+        probe = ray.remote(node_facts)
+        facts = ray.get(
+            [
+                probe.options(
+                    num_cpus=0,
+                    num_gpus=0.0001 if n["Resources"].get("GPU") else 0,
+                    scheduling_strategy=NodeAffinitySchedulingStrategy(n["NodeID"], soft=False),
+                ).remote()
+                for n in alive
+            ]
+        )
+        head = {
+            "ray": ray.__version__,
+            "python": platform.python_version(),
+            "course": semester.course_version(),
+        }
+        check_versions(head, facts)
+        nodes = [
+            {
+                "cpus": n["Resources"].get("CPU", 0),
+                "gpus": n["Resources"].get("GPU", 0),
+                "gpu_gib": f["gpu_gib"],
+            }
+            for n, f in zip(alive, facts, strict=True)
+        ]
+        self.shape = task_shape(nodes)
+        self.slots = capacity(nodes, self.shape)
+        self.threads = max(1, int(self.shape[0]))
+        self.task = ray.remote(run_on_node)
+
+    def __exit__(self, *exc) -> None:
+        import ray
+
+        ray.shutdown()
+
+    def run(self, job: Job) -> tuple[dict, bool, str]:
+        """(results, timed_out, node) of a job run as a Ray task; NotGraded when no attempt finished."""
+        import ray
+
+        request = {k: str(Path(v).resolve()) if k in PATH_KEYS else v for k, v in job.request.items()}
+        cpus, gpus = self.shape
+        ref = self.task.options(num_cpus=cpus, num_gpus=gpus, max_retries=RETRIES).remote(
+            pack([p.resolve() for p in job.inputs]),
+            request,
+            job.timeout,
+            self.threads,
+            [str(p.resolve()) for p in job.outputs],
+        )
+        self.running.add(ref)
+        try:
+            done = ray.get(ref)
+        except ray.exceptions.RayError as error:
+            reason = str(error).strip().splitlines()[0][:300] if str(error).strip() else ""
+            raise NotGraded(
+                bilingual(
+                    f"Ray 未能评完（重试 {RETRIES} 次后）：{type(error).__name__}: {reason}",
+                    f"Ray could not grade it (after {RETRIES} retries): {type(error).__name__}: {reason}",
+                )
+            ) from None
+        finally:
+            self.running.discard(ref)
+        place(done["outputs"], tuple(p.resolve() for p in job.outputs))
+        with job.log.open("a", encoding="utf-8") as log:
+            log.write(f"==== Ray node {done['node']}\n{done['log']}")
+        return done["results"], done["timed_out"], done["node"]
+
+    def stop(self) -> None:
+        """Cancel the tasks still running (the head was interrupted)."""
+        import ray
+
+        for ref in list(self.running):
+            ray.cancel(ref, force=True)
+
+
+def open_pool(address: str | None) -> LocalPool | RayPool:
+    """The pool a run grades with: a Ray cluster's (`--ray [ADDRESS]`, "auto": the cluster this machine is in),
+    else this machine's."""
+    return RayPool(address) if address else LocalPool()

@@ -1,0 +1,310 @@
+"""`course grade --ray ADDRESS`: a class graded on a real two-node Ray cluster on this machine (a head and a second
+node with its own temp folder, one CPU each) gives the local pool's scores with the same salt, records where each
+pair ran, and survives the second node dying mid-grade (its pair runs again on the head, merged once); bad
+addresses and version mismatches are refused before anything changes; without --ray nothing imports Ray."""
+
+import contextlib
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+from pipeline_fixture import FIXTURE, FIXTURE_COURSE, UNIT
+
+from course import cli, demo, release
+from course.grading import grade, pool
+from course.layout import SAMPLE_CLASS, Course
+
+if not os.environ.get("CI"):  # CI installs the cluster extra (course.sh test): there a missing Ray fails
+    pytest.importorskip("ray")
+import ray  # noqa: E402
+
+SALT = "ray-test-salt"
+RAY = str(Path(sys.executable).with_name("ray"))
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_node(temp: Path, *options: str) -> subprocess.Popen:
+    """`ray start --block` in a process group of its own (killed by the test, never by name). Its agents get
+    their ports up front: on a loaded machine the raylet gives up waiting for an agent to report a port of its
+    own choosing."""
+    agents = ["dashboard-agent-grpc", "dashboard-agent-listen", "runtime-env-agent", "metrics-export"]
+    return subprocess.Popen(
+        [
+            RAY,
+            "start",
+            "--block",
+            "--num-cpus=1",
+            f"--temp-dir={temp}",
+            f"--object-store-memory={100 * 2**20}",
+            "--disable-usage-stats",
+            *(f"--{agent}-port={free_port()}" for agent in agents),
+            *options,
+        ],
+        stdout=(temp / "start.log").open("w"),
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+
+
+def started(temp: Path) -> str:
+    """Why a node did not start: the end of its `ray start` output."""
+    return (temp / "start.log").read_text(errors="replace")[-3000:]
+
+
+def kill_node(node: subprocess.Popen) -> None:
+    """SIGKILL the node's process group and every process it started (a raylet, its workers, their jobs)."""
+    try:
+        found = psutil.Process(node.pid).children(recursive=True)
+    except psutil.NoSuchProcess:
+        found = []
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(node.pid, signal.SIGKILL)
+    for proc in found:
+        try:
+            proc.kill()
+        except psutil.NoSuchProcess:
+            pass
+    node.wait()
+
+
+def alive_nodes(address: str) -> list[dict]:
+    ray.init(address=address, logging_level="ERROR", log_to_driver=False)
+    try:
+        return [n for n in ray.nodes() if n["Alive"]]
+    finally:
+        ray.shutdown()
+
+
+def wait_started(node: subprocess.Popen, temp: Path, deadline: float) -> bool:
+    """Whether `ray start` says its node runs (False: it gave up, e.g. its raylet registered too late)."""
+    while "Ray runtime started" not in (temp / "start.log").read_text(errors="replace"):
+        assert time.monotonic() < deadline, started(temp)
+        if node.poll() is not None:
+            return False
+        time.sleep(1)
+    return True
+
+
+def start_joined(temp: Path, deadline: float, *options: str) -> subprocess.Popen:
+    """A node that started, tried again while `ray start` gives up (it waits 30 s at most for its raylet, which a
+    loaded machine can exceed)."""
+    while True:
+        node = start_node(temp, *options)
+        if wait_started(node, temp, deadline):
+            return node
+        kill_node(node)
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    """A head and a second node on this machine, each with its own short temp folder; their node names."""
+    temps = [Path(tempfile.mkdtemp(prefix="rh", dir="/tmp")), Path(tempfile.mkdtemp(prefix="rw", dir="/tmp"))]
+    port = free_port()
+    address = f"{ray.util.get_node_ip_address()}:{port}"  # the address Ray finds for this machine
+    nodes = []
+    try:
+        deadline = time.monotonic() + 300
+        nodes.append(
+            start_joined(temps[0], deadline, "--head", f"--port={port}", "--include-dashboard=false")
+        )
+        nodes.append(start_joined(temps[1], deadline, f"--address={address}"))
+        names = {}
+        for n in alive_nodes(address):
+            role = "head" if "node:__internal_head__" in n["Resources"] else "second"
+            names[role] = f"{n['NodeManagerAddress']}/{n['NodeID'][:8]}"
+        assert len(names) == 2, names
+        yield address, nodes[1], names
+    finally:
+        for node in reversed(nodes):
+            kill_node(node)
+        for temp in temps:
+            shutil.rmtree(temp, ignore_errors=True)
+
+
+class Killer(threading.Thread):
+    """Kills `node` once it runs its second pair (after one pair it graded to the end), noting whose it was."""
+
+    def __init__(self, node: subprocess.Popen):
+        super().__init__(daemon=True)
+        self.node, self.seen, self.killed, self.done = node, [], None, threading.Event()
+
+    def jobs(self) -> dict[int, str]:
+        """{pid: student} of the grading jobs the node runs now."""
+        found = {}
+        try:
+            procs = psutil.Process(self.node.pid).children(recursive=True)
+        except psutil.NoSuchProcess:
+            return found
+        for proc in procs:
+            try:
+                argv = proc.cmdline()
+            except psutil.Error:
+                continue
+            if "course.grading.worker" in argv:
+                with contextlib.suppress(OSError, ValueError):
+                    found[proc.pid] = json.loads(Path(argv[-2]).read_text())["student"]
+        return found
+
+    def run(self) -> None:
+        while not self.done.is_set():
+            for pid, student in self.jobs().items():
+                if pid not in [p for p, _ in self.seen]:
+                    self.seen.append((pid, student))
+            if len({s for _, s in self.seen}) >= 2:
+                time.sleep(2)  # mid-grade: its kernel is running
+                self.killed = self.seen[-1][1]
+                kill_node(self.node)
+                return
+            time.sleep(0.2)
+
+
+def course_copy(root: Path) -> Course:
+    course = Course(root, FIXTURE_COURSE.wrong)
+    shutil.copytree(FIXTURE / "source", course.source)
+    return course
+
+
+def outcome(rows):
+    return [(r.student, r.unit, r.score, r.max_score, r.status, r.cells) for r in rows]
+
+
+@pytest.fixture(scope="module")
+def graded(cluster, tmp_path_factory):
+    """The sample class plus a blank student, graded by the local pool and then on the cluster, where the second
+    node is killed while it grades its second pair."""
+    address, second, names = cluster
+    tmp = tmp_path_factory.mktemp("ray")
+    release.build(FIXTURE_COURSE, [UNIT], tmp / "release")
+    class_folder = tmp / "class"
+    demo.build_class(FIXTURE_COURSE, tmp / "release", SAMPLE_CLASS / "class.toml", class_folder, [UNIT])
+    (class_folder / "dan_blank" / UNIT).mkdir(parents=True)
+    shutil.copy(tmp / "release" / UNIT / "logsumexp.ipynb", class_folder / "dan_blank" / UNIT)
+    mp = pytest.MonkeyPatch()
+    mp.setenv("FLASH_COURSE_CELL_TIMEOUT", "10")
+    same_salt = grade.Selection(salt=SALT)
+    local = grade.grade(course_copy(tmp / "local"), class_folder, timeout=300, jobs=2, selection=same_salt)
+    killer = Killer(second)
+    killer.start()
+    course = course_copy(tmp / "cluster")
+    try:
+        rows = grade.grade(course, class_folder, timeout=300, selection=same_salt, ray=address)
+    finally:
+        killer.done.set()
+        mp.undo()
+    return course, local, rows, killer, names
+
+
+def test_the_cluster_gives_the_local_pools_scores(graded):
+    _, local, rows, *_ = graded
+    assert outcome(rows) == outcome(local)
+    assert [r.node for r in local] == ["", "", "", ""]
+
+
+def test_pairs_ran_on_both_nodes_and_each_pair_records_its_node(graded):
+    course, _, rows, killer, names = graded
+    assert {r.node for r in rows} == {names["head"], names["second"]}
+    lines = (course.root / "grades.csv").read_text().splitlines()
+    assert lines[0].split(",")[8] == "node"
+    assert {line.split(",")[8] for line in lines[1:]} == {names["head"], names["second"]}
+
+
+def test_a_pair_whose_node_died_mid_grade_is_graded_once_elsewhere(graded):
+    course, _, rows, killer, names = graded
+    assert killer.killed, f"the second node never ran a second pair: {killer.seen}"
+    by_student = {r.student: r for r in rows}
+    assert by_student[killer.killed].node == names["head"]
+    assert all(r.status != "not graded" for r in rows)
+    log = (course.autograded / "grading.log").read_text()
+    for row in rows:
+        assert log.count(f"######## {row.student}/{UNIT}\n") == 1
+    progress = sorted(p.name for p in grade.progress_folder(course).glob("*.json"))
+    assert progress == sorted(f"{r.student}__{UNIT}.json" for r in rows)
+    for row in rows:
+        assert (course.feedback / row.student / UNIT / "logsumexp.html").is_file()
+
+
+def test_an_unreachable_address_is_refused_before_anything_changes(tmp_path):
+    course = course_copy(tmp_path / "course")
+    before = sorted(p.relative_to(course.root) for p in course.root.rglob("*"))
+    started = time.monotonic()
+    with pytest.raises(ValueError, match=r"cannot reach the Ray cluster at 127\.0\.0\.1:9") as error:
+        grade.grade(course, tmp_path / "class", ray=f"127.0.0.1:{9}")
+    assert "连不上 Ray 集群" in str(error.value)
+    assert time.monotonic() - started < 30
+    assert sorted(p.relative_to(course.root) for p in course.root.rglob("*")) == before
+
+
+def test_a_version_mismatch_between_head_and_node_is_a_clear_error():
+    head = {"ray": "2.60.0", "python": "3.11.7", "course": "abc"}
+    nodes = [
+        {"node": "10.0.0.2/1234abcd", "ray": "2.59.0", "python": "3.11.7", "course": "abc"},
+        {"node": "10.0.0.3/5678abcd", "ray": "2.60.0", "python": "3.11.7", "course": "abc"},
+    ]
+    with pytest.raises(ValueError) as error:
+        pool.check_versions(head, nodes)
+    message = str(error.value)
+    assert "10.0.0.2/1234abcd: ray 2.59.0 ≠ 2.60.0" in message
+    assert "10.0.0.3" not in message
+    assert "版本" in message and "must match" in message
+    pool.check_versions(head, nodes[1:])
+
+
+@pytest.mark.parametrize(
+    ("nodes", "shape", "slots"),
+    [
+        ([{"cpus": 1, "gpus": 0, "gpu_gib": None}] * 2, (1.0, 0.0), 2),
+        ([{"cpus": 16, "gpus": 1, "gpu_gib": 80.0}], (1.3333, 0.0833), 12),  # an H100 host: 12 at once
+        (
+            [{"cpus": 16, "gpus": 1, "gpu_gib": 80.0}, {"cpus": 64, "gpus": 0, "gpu_gib": None}],
+            (1.3333, 0.0833),
+            12,
+        ),
+        ([{"cpus": 16, "gpus": 1, "gpu_gib": 8.0}], (8.0, 0.5), 2),  # the GPU's memory bounds it
+    ],
+)
+def test_a_pair_asks_for_the_share_of_a_node_that_the_default_jobs_gives_it(nodes, shape, slots):
+    assert pool.task_shape(nodes) == shape
+    assert pool.capacity(nodes, shape) == slots
+
+
+def test_what_a_node_wrote_replaces_the_heads_copy(tmp_path):
+    node, head = tmp_path / "node", tmp_path / "head"
+    (node / "out" / "a").mkdir(parents=True)
+    (node / "out" / "a" / "x.txt").write_text("new")
+    (head / "out" / "a").mkdir(parents=True)
+    (head / "out" / "a" / "stale.txt").write_text("old")
+    (head / "out" / "gone").mkdir()
+    archive = pool.pack([node / "out" / "a", node / "out" / "gone"], node)
+    pool.place(archive, (head / "out" / "a", head / "out" / "gone"), base=head)
+    assert sorted(p.name for p in (head / "out" / "a").iterdir()) == ["x.txt"]
+    assert not (head / "out" / "gone").exists()
+
+
+def test_without_ray_nothing_imports_it():
+    code = "import sys, course.grading.grade, course.demo, course.cli; print('ray' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.splitlines()[-1] == "False"
+    assert isinstance(pool.open_pool(None), pool.LocalPool)
+
+
+def test_the_ray_option_takes_an_optional_address():
+    parser = cli.build_parser()
+    assert parser.parse_args(["grade", "class", "--ray"]).ray == "auto"
+    assert parser.parse_args(["grade", "class", "--ray", "10.0.0.1:6379"]).ray == "10.0.0.1:6379"
+    assert parser.parse_args(["grade", "class"]).ray is None
+    assert parser.parse_args(["regrade", "s", "u", "--reason", "r", "--ray"]).ray == "auto"
