@@ -60,6 +60,19 @@ def nbgrader_extensions() -> dict[str, bool] | None:
     return found
 
 
+def ray_line() -> str:
+    """Whether `course grade --ray` can run here (Ray is an optional extra: the local pool needs none)."""
+    found = version("ray")
+    if found:
+        return f"{OK} " + bilingual(
+            f"Ray {found}：可用 --ray 在集群上评分", f"Ray {found}: --ray grades on a cluster"
+        )
+    return f"{WARN} " + bilingual(
+        "未安装 Ray：在本机评分不需要它；集群评分（--ray）请 pip install '.[cluster]'",
+        "Ray not installed: grading here needs none; for a cluster (--ray), pip install '.[cluster]'",
+    )
+
+
 def sandbox_line() -> str:
     """Which sandbox grading would use here (a warning when only a fallback or nothing works)."""
     from course.judge import sandbox
@@ -154,6 +167,7 @@ def main(course=None, roster: Path | None = None) -> int:
         )
     )
     print(f"  {sandbox_line()}")
+    print(f"  {ray_line()}")
     extensions = nbgrader_extensions()
     if extensions is None:
         print(f"  {WARN} " + bilingual("找不到 jupyter 命令", "jupyter command not found"))

@@ -20,7 +20,7 @@ import psutil
 import pytest
 from pipeline_fixture import FIXTURE, FIXTURE_COURSE, UNIT
 
-from course import cli, demo, release
+from course import cli, demo, doctor, release
 from course.grading import grade, pool
 from course.layout import SAMPLE_CLASS, Course
 
@@ -308,3 +308,9 @@ def test_the_ray_option_takes_an_optional_address():
     assert parser.parse_args(["grade", "class", "--ray", "10.0.0.1:6379"]).ray == "10.0.0.1:6379"
     assert parser.parse_args(["grade", "class"]).ray is None
     assert parser.parse_args(["regrade", "s", "u", "--reason", "r", "--ray"]).ray == "auto"
+
+
+def test_course_check_says_whether_ray_is_there(monkeypatch):
+    assert doctor.ray_line().startswith(doctor.OK) and f"Ray {ray.__version__}" in doctor.ray_line()
+    monkeypatch.setattr(doctor, "version", lambda dist: None)
+    assert "Ray not installed" in doctor.ray_line() and "未安装 Ray" in doctor.ray_line()
