@@ -81,6 +81,15 @@ def test_the_checks_are_kept_and_stats_count_the_failed_property(graded, monkeyp
     printed = capsys.readouterr().out
     assert "logsumexp.ipynb test_lse_stable" in printed and "1 / 4" in printed and "25%" in printed
     assert (course.root / "stats" / f"{UNIT}.png").read_bytes().startswith(b"\x89PNG")
+    with (course.root / "stats" / f"{UNIT}.csv").open(newline="", encoding="utf-8") as f:
+        assert next(csv.DictReader(f)) == {
+            "notebook": NOTEBOOK,
+            "cell": "test_lse_stable",
+            "property": "",
+            "failed": "1",
+            "graded": "4",
+            "share": "0.250",
+        }
 
 
 def test_similarity_flags_copies_for_review_and_changes_no_score(graded, monkeypatch):

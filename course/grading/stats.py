@@ -113,6 +113,19 @@ def print_table(unit: str, found: list[Failures]) -> None:
         print("  ".join(cell.ljust(width) for cell, width in zip(line, widths, strict=False)).rstrip())
 
 
+def write_table(found: list[Failures], path: Path) -> Path:
+    """The table as CSV (for slides or a spreadsheet)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", newline="", encoding="utf-8") as f:
+        writer = csv.writer(f)
+        writer.writerow(["notebook", "cell", "property", "failed", "graded", "share"])
+        for item in found:
+            writer.writerow(
+                [item.notebook, item.cell, item.property, item.failed, item.judged, f"{item.share:.3f}"]
+            )
+    return path
+
+
 def plot(unit: str, found: list[Failures], path: Path) -> Path:
     """A horizontal bar per property: the share of the class that failed it (bilingual where a CJK font is)."""
     import matplotlib.pyplot as plt
@@ -156,6 +169,7 @@ def main(course: Course, unit: str | None = None) -> int:
             print(bilingual(f"{name}：没有检查记录", f"{name}: no checks recorded"))
             continue
         print_table(name, found)
+        table = write_table(found, course.root / "stats" / f"{name}.csv")
         made = plot(name, found, course.root / "stats" / f"{name}.png")
-        print(bilingual(f"图：{made}", f"plot: {made}"))
+        print(bilingual(f"表：{table}；图：{made}", f"table: {table}; plot: {made}"))
     return 0
