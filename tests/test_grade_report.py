@@ -107,3 +107,23 @@ def test_a_broken_roster_stops_grading_before_anything_is_placed(tmp_path):
         grade.grade(course, tmp_path / "uploads")
     assert "line 3" in str(refused.value)
     assert not course.submitted.exists()
+
+
+def test_nbgrader_students_come_from_the_roster(tmp_path, monkeypatch):
+    """Grading writes the roster's students (names, email, LMS id) into nbgrader's gradebook: formgrader lists the
+    same class as roster.csv, with no second list kept by `nbgrader db student import`."""
+    import nbgrader.api
+    from nbgrader.api import Gradebook
+
+    from course.grading import lms, worker
+
+    course = Course(tmp_path / "course", FIXTURE_COURSE.wrong)
+    shutil.copytree(FIXTURE / "source", course.source)
+    (course.root / "roster.csv").write_text(
+        "student_id,name,email,canvas_id\nalice,Alice Li,alice@uni.edu,101\nwei,王伟,,\n", encoding="utf-8"
+    )
+    grade.register_units(course, [FIXTURE_UNIT], lms.nbgrader_students(lms.course_roster(course)))
+    monkeypatch.setattr(nbgrader.api, "get_alembic_version", worker.alembic_head)
+    with Gradebook(f"sqlite:///{course.gradebook}") as gb:
+        found = {s.id: (s.first_name, s.last_name, s.email, s.lms_user_id) for s in gb.students}
+    assert found == {"alice": ("Alice", "Li", "alice@uni.edu", "101"), "wei": (None, "王伟", None, None)}

@@ -150,13 +150,25 @@ def unit_points(course: Course, unit: str) -> float:
     return sum(max_points(course.source / unit / nb) for nb in course.notebooks(unit))
 
 
-def register_units(course: Course, units: list[str]) -> None:
-    """Make sure the gradebook knows the units (nbgrader generate_assignment, release written to a temp dir)."""
+def register_units(
+    course: Course, units: list[str], students: dict[str, dict[str, str]] | None = None
+) -> None:
+    """Make sure the gradebook knows the units (nbgrader generate_assignment, release written to a temp dir) and
+    the roster's `students` (`course.grading.lms.nbgrader_students`)."""
     with tempfile.TemporaryDirectory(prefix="course-register-") as tmp:
         request = {"action": "generate", "root": str(course.root), "units": units, "release_dir": tmp}
+        request["students"] = students or {}
         request["source"] = str(course.source)
         request["db_url"] = gradebook_db.url(course)
         results, _ = run_job(request, 600)
+    if students and not results.get(":students"):  # worker.STUDENTS
+        print(
+            bilingual(
+                "警告：名单中的学生未能写入 nbgrader 成绩簿（formgrader 中可能没有姓名）",
+                "warning: the roster's students could not be written to nbgrader's gradebook (formgrader may lack "
+                "their names)",
+            )
+        )
     failed = [unit for unit in units if not results.get(unit, {}).get("success")]
     if failed:
         raise RuntimeError(
@@ -656,7 +668,7 @@ def grade(
         units = sorted({unit for _, unit in graded_pairs})
         if units:
             print(bilingual("正在登记单元到 gradebook……", "registering units in the gradebook…"))
-            register_units(course, units)
+            register_units(course, units, lms.nbgrader_students(roster))
         log = course.autograded / "grading.log"
         log.parent.mkdir(parents=True, exist_ok=True)
         if not earlier and not selection.narrowed:

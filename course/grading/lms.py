@@ -179,6 +179,23 @@ def course_roster(course: Course) -> dict[str, dict[str, str]] | None:
     return read_roster(path) if path.is_file() else None
 
 
+def nbgrader_students(roster: dict[str, dict[str, str]] | None) -> dict[str, dict[str, str]]:
+    """The roster as nbgrader's students: {id: first_name, last_name (the name split at its last space, or all
+    of it), email, lms_user_id (canvas_id, else idnumber)}, only what the roster fills in."""
+    students = {}
+    for student, row in (roster or {}).items():
+        name = (row.get("name") or "").strip()
+        first, _, last = name.rpartition(" ")
+        fields = {
+            "first_name": first.strip(),
+            "last_name": last,
+            "email": (row.get("email") or "").strip(),
+            "lms_user_id": (row.get("canvas_id") or row.get("idnumber") or "").strip(),
+        }
+        students[student] = {key: value for key, value in fields.items() if value}
+    return students
+
+
 def read_roster(path: Path) -> dict[str, dict[str, str]]:
     """{course student id: roster row}, every line checked."""
     header_fix = (

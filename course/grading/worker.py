@@ -248,6 +248,22 @@ def generate(request: dict, result_path: Path) -> None:
         report(f"generate_assignment {unit}", out)
         results[unit] = {"success": out["success"], "log": out.get("error", "") + out.get("log", "")}
         save(result_path, results)
+    with gradebook_db.exclusive(api.coursedir.db_url):
+        sync_students(api, request.get("students", {}))
+    save(result_path, results | {STUDENTS: True})
+
+
+STUDENTS = ":students"  # in a generate job's results: the roster's students are in the gradebook
+
+
+def sync_students(api, students: dict[str, dict[str, str]]) -> None:
+    """Write the course roster's students (names, email, LMS id) into the gradebook: formgrader lists the class of
+    roster.csv; a student not on it stays, as do the fields the roster leaves empty."""
+    from nbgrader.api import Gradebook
+
+    with Gradebook(api.coursedir.db_url, api.coursedir.course_id) as gb:
+        for student, fields in students.items():
+            gb.update_or_create_student(student, **fields)
 
 
 def autograde(request: dict, result_path: Path) -> None:
