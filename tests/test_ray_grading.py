@@ -264,6 +264,14 @@ def test_a_version_mismatch_between_head_and_node_is_a_clear_error():
     pool.check_versions(head, nodes[1:])
 
 
+def test_a_node_whose_ray_sockets_the_sandbox_would_not_hide_is_refused():
+    facts = [{"node": "a", "temp": "/tmp"}, {"node": "b", "temp": "/tmp"}]
+    pool.check_sockets(["/tmp/ray/session_1/sockets/plasma_store", "/tmp/x/plasma_store"], facts)
+    with pytest.raises(ValueError, match=r"b: /var/ray/session_1/sockets/plasma_store") as error:
+        pool.check_sockets(["/tmp/ray/plasma_store", "/var/ray/session_1/sockets/plasma_store"], facts)
+    assert "a:" not in str(error.value) and "沙箱" in str(error.value)
+
+
 @pytest.mark.parametrize(
     ("nodes", "shape", "slots"),
     [

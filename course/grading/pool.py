@@ -100,9 +100,11 @@ def node_facts() -> dict:
     import ray
 
     from course.grading import grade, semester
+    from course.judge import sandbox
 
     return {
         "node": node_name(),
+        "temp": str(sandbox.temp_folder()),
         "ray": ray.__version__,
         "python": platform.python_version(),
         "course": semester.course_version(),
@@ -164,6 +166,28 @@ def check_versions(head: dict, nodes: list[dict]) -> None:
             )
             + "\n  "
             + "\n  ".join(wrong)
+        )
+
+
+def check_sockets(sockets: list[str], facts: list[dict]) -> None:
+    """Refuse a node whose Ray sockets (its object store holds other students' files) lie outside its temp folder:
+    the sandbox's fallback hides that folder from student code, not any other."""
+    exposed = [
+        f"{found['node']}: {socket_path}"
+        for socket_path, found in zip(sockets, facts, strict=True)
+        if not Path(socket_path).resolve().is_relative_to(found["temp"])
+    ]
+    if exposed:
+        raise ValueError(
+            bilingual(
+                "这些节点的 Ray 套接字不在其临时文件夹中，沙箱的后备机制无法对学生代码隐藏它们：请用默认的临时文件夹"
+                "（/tmp/ray）或 /tmp 下的 --temp-dir 重新 ray start",
+                "these nodes keep Ray's sockets outside their temp folder, where the sandbox's fallback would not "
+                "hide them from student code: ray start them again with the default temp folder (/tmp/ray) or a "
+                "--temp-dir under /tmp",
+            )
+            + "\n  "
+            + "\n  ".join(exposed)
         )
 
 
@@ -271,6 +295,7 @@ class RayPool:
             "course": semester.course_version(),
         }
         check_versions(head, facts)
+        check_sockets([n["ObjectStoreSocketName"] for n in alive], facts)
         nodes = [
             {
                 "cpus": n["Resources"].get("CPU", 0),
