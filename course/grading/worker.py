@@ -12,12 +12,15 @@ Concurrent nbgrader runs must not write one sqlite gradebook: `python -m course 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sys
 import time
 from pathlib import Path
+from unittest import mock
 
 from course import ROOT
+from course.folder import ENV
 from course.grading import gradebook_db
 
 FAILURE = "There was an error processing assignment: "
@@ -42,7 +45,9 @@ def make_api(root: str, judge: dict | None = None, **coursedir: str):
     from nbgrader.coursedir import CourseDirectory
     from traitlets.config.loader import PyFileConfigLoader
 
-    config = PyFileConfigLoader("nbgrader_config.py", path=str(ROOT)).load_config()
+    # nbgrader_config.py's course folder is this root, so no job makes the default one
+    with mock.patch.dict(os.environ, {ENV: root}):
+        config = PyFileConfigLoader("nbgrader_config.py", path=str(ROOT)).load_config()
     config.CourseDirectory.root = root
     config.CourseDirectory.source_directory = "source"  # nbgrader_config.py names the checkout's
     config.CourseDirectory.release_directory = "release"
