@@ -152,8 +152,10 @@ def test_a_regrade_request_grades_one_pair_again_and_keeps_every_other_line(grad
     inputs, same score), every other line of grades.csv stays as it was, and the request is logged."""
     out, *_ = graded
     before = grades_by_pair((out / "grades.csv").read_text())
-    monkeypatch.setattr(cli, "_course", lambda: Course(out, FIXTURE_COURSE.wrong))
-    request = argparse.Namespace(student="bob_partial", unit=UNIT, reason="the seed", outcome="", timeout=300)
+    monkeypatch.setattr(cli, "_course", lambda db=None: Course(out, FIXTURE_COURSE.wrong))
+    request = argparse.Namespace(
+        student="bob_partial", unit=UNIT, reason="the seed", outcome="", timeout=300, db=None
+    )
     assert cli.run_regrade(request) == 0
     after = grades_by_pair((out / "grades.csv").read_text())
     assert after.keys() == before.keys()

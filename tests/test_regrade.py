@@ -215,8 +215,10 @@ def test_hand_grades_survive_a_regrade_a_later_run_and_the_export(tmp_path, monk
     expected_export = {"written": "2.5", "total": "11.5", "canvas": "11.5"}  # 3 + 0.5 + 4 + 1.5 + 2.5
     assert exported(course, tmp_path) == expected_export
 
-    monkeypatch.setattr(cli, "_course", lambda: course)
-    request = argparse.Namespace(student="alice", unit="01", reason="the seed", outcome="", timeout=None)
+    monkeypatch.setattr(cli, "_course", lambda db=None: course)
+    request = argparse.Namespace(
+        student="alice", unit="01", reason="the seed", outcome="", timeout=None, db=None
+    )
     assert cli.run_regrade(request) == 0
     assert graded_times(course) == 2  # graded again (a narrowed run appends to the log)
     assert gradebook_state(course) == by_hand
