@@ -106,7 +106,7 @@ def reason(matches: list[Match], report: Path) -> str:
 
 def compare(course: Course, folder: Path, unit: str, threshold: float) -> tuple[list[Match], Path | None]:
     """Compare the unit's students (in `folder`, <student>/<unit>/*.ipynb) with each other and the references;
-    write the report; the matches at or above `threshold` and the report (None: fewer than one student)."""
+    write the report; the matches at or above `threshold` and the report (None: no student's code was found)."""
     try:
         from copydetect import CopyDetector
     except ImportError:
@@ -123,13 +123,11 @@ def compare(course: Course, folder: Path, unit: str, threshold: float) -> tuple[
     students, references, given = out / "students", out / "reference", out / "given"
     for made in (students, references, given):
         made.mkdir(parents=True)
-    codes = {}
     for path in sorted(folder.glob(f"*/{unit}")):
         student = path.parent.name
         if intake.SAFE_NAME.fullmatch(student) and (code := student_code(course, folder, student, unit)):
-            codes[student] = code
             (students / f"{student}.py").write_text(code, encoding="utf-8")
-    if not codes:
+    if not any(students.iterdir()):
         return [], None
     solutions, stubs = reference_code(course, unit)
     (references / "solution_cells.py").write_text(solutions, encoding="utf-8")
