@@ -14,6 +14,7 @@ from course import ROOT, cli
 
 GUIDE, README = ROOT / "course" / "instructor_guide.md", ROOT / "README.md"
 COURSE_SH_OWN = {"test", "lab"}  # course.sh's own jobs; every other word goes to `python -m course`
+OPERATORS = {"&&", "||", ";", "|"}
 BLOCK = re.compile(r"```(?:bash|sh)\n(.*?)```", re.S)
 
 
@@ -32,9 +33,13 @@ def commands(markdown: str) -> list[list[str]]:
     found = []
     for block in BLOCK.findall(markdown):
         for line in block.replace("\\\n", " ").splitlines():  # a line ending in a backslash goes on
-            words = shlex.split(line, comments=True)
-            if words:
-                found.append(words)
+            command: list[str] = []
+            for word in [*shlex.split(line, comments=True), "&&"]:  # `a && b`: two commands
+                if word not in OPERATORS:
+                    command.append(word)
+                elif command:
+                    found.append(command)
+                    command = []
     return found
 
 
