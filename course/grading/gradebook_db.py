@@ -108,19 +108,25 @@ def settle(course: Course) -> None:
         record.write_text(given + "\n", encoding="utf-8")
 
 
-def save_copy(course: Course, path: Path) -> bool:
-    """Copy the course's gradebook into the SQLite file `path`; False when it has none yet."""
+def save_copy(course: Course, path: Path, units_only: bool = False) -> bool:
+    """Copy the course's gradebook into the SQLite file `path`; False when it has none yet. `units_only`: from a
+    database, only the units (what a grading job's private gradebook needs; its students' work is not read)."""
     if not course.db:
         if not course.gradebook.exists():
             return False
         shutil.copy2(course.gradebook, path)
         return True
-    snapshot(url(course), path)
+    snapshot(url(course), path, units_only)
     return True
 
 
-def snapshot(source_url: str, path: Path) -> None:
-    """Copy every table of nbgrader's gradebook at `source_url` into a new SQLite file, in one read transaction."""
+# nbgrader's tables of students and their work (the others hold the course and its units)
+STUDENTS_TABLES = {"student", "submitted_assignment", "submitted_notebook", "grade", "comment"}
+
+
+def snapshot(source_url: str, path: Path, units_only: bool = False) -> None:
+    """Copy every table of nbgrader's gradebook at `source_url` (`units_only`: but STUDENTS_TABLES) into a new SQLite
+    file, in one read transaction."""
     import sqlalchemy
     from nbgrader.api import Base
 
@@ -132,6 +138,7 @@ def snapshot(source_url: str, path: Path) -> None:
             if is_postgresql(source_url):
                 read.execute(sqlalchemy.text("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ"))
             present = set(sqlalchemy.inspect(read).get_table_names())  # none yet in a new database
+            present -= STUDENTS_TABLES if units_only else set()
             for table in (t for t in Base.metadata.sorted_tables if t.name in present):
                 rows = [dict(row) for row in read.execute(table.select()).mappings()]
                 if rows:
