@@ -6,7 +6,8 @@ Results are rewritten after every notebook, so what finished before a kill is ke
 
 Concurrent nbgrader runs must not write one sqlite gradebook: `python -m course grade` gives each
 (student, unit) job a private copy of the course's gradebook (`"gradebook"` in the request), and one
-`merge` job then copies every graded submission into the course's gradebook through nbgrader's API.
+`merge` job then copies every graded submission into the course's gradebook through nbgrader's API, each one in
+one transaction (`course.grading.gradebook_db`: SQLite, or PostgreSQL shared by several graders).
 """
 
 from __future__ import annotations
