@@ -217,7 +217,7 @@ def test_hand_grades_survive_a_regrade_a_later_run_and_the_export(tmp_path, monk
 
     monkeypatch.setattr(cli, "_course", lambda db=None: course)
     request = argparse.Namespace(
-        student="alice", unit="01", reason="the seed", outcome="", timeout=None, db=None
+        student="alice", unit="01", reason="the seed", outcome="", timeout=None, db=None, ray=None
     )
     assert cli.run_regrade(request) == 0
     assert graded_times(course) == 2  # graded again (a narrowed run appends to the log)
