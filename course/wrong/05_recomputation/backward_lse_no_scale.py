@@ -1,14 +1,8 @@
-# selftest-notebook: recomputation.ipynb
 # selftest-replaces: rc_backward_lse
 # selftest-must-fail: test_backward_lse, test_backward_lse_causal
 # Mistake: forgets the chain-rule factor σ = 1/√d in dQ and dK (S = σ Q Kᵀ).
 # 错误：dQ 和 dK 中漏掉了链式法则带来的因子 σ = 1/√d（S = σ Q Kᵀ）。
-@@ -1,4 +1,3 @@
- def attention_backward_from_lse(Q, K, V, out, L, dO, is_causal=False):
--    """dQ, dK, dV of softmax(σ Q Kᵀ) V, rebuilding P = exp(σ Q Kᵀ − L) and using Δ = rowsum(dO ∘ out)."""
-     compute = torch.promote_types(Q.dtype, torch.float32)
-     q, k, v, o, d_out = (t.to(compute) for t in (Q, K, V, out, dO))
-@@ -12,6 +11,7 @@
+@@ -12,6 +12,7 @@
      delta = (d_out * o).sum(dim=-1, keepdim=True)
      d_s = p * (d_out @ v.transpose(-2, -1) - delta)
 -    dQ = scale * d_s @ k

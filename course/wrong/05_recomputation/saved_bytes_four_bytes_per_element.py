@@ -1,15 +1,8 @@
-# selftest-notebook: recomputation.ipynb
 # selftest-replaces: rc_saved_bytes
 # selftest-must-fail: test_saved_bytes
 # Mistake: assumes float32 everywhere: 4 bytes per element, so bfloat16 activations count double.
 # 错误：默认一切都是 float32，每个元素 4 字节，于是 bfloat16 的激活算成了两倍。
-@@ -1,5 +1,3 @@
- def saved_bytes(module, x):
--    """Bytes of the distinct storages autograd saves for backward while module(x) runs, the module's
--    parameters and buffers left out."""
-     state = {t.untyped_storage().data_ptr() for t in [*module.parameters(), *module.buffers()]}
-     storages = {}
-@@ -8,5 +6,5 @@
+@@ -8,5 +8,5 @@
          storage = tensor.untyped_storage()
          if storage.data_ptr() not in state:
 -            storages[storage.data_ptr()] = storage.nbytes()

@@ -1,12 +1,10 @@
-# selftest-notebook: recomputation.ipynb
 # selftest-replaces: rc_saved_bytes
 # selftest-must-fail: test_saved_bytes
 # Mistake: counts every saved storage once, but the weights that Linear saves are counted as activations.
 # 错误：每个存储只算一次，但把 Linear 保存的权重也算成了激活。
-@@ -1,12 +1,7 @@
- def saved_bytes(module, x):
--    """Bytes of the distinct storages autograd saves for backward while module(x) runs, the module's
--    parameters and buffers left out."""
+@@ -2,11 +2,8 @@
+     """Bytes of the distinct storages autograd saves for backward while module(x) runs, the module's
+     parameters and buffers left out."""
 -    state = {t.untyped_storage().data_ptr() for t in [*module.parameters(), *module.buffers()]}
      storages = {}
 
