@@ -3,6 +3,7 @@
 #   bash course.sh demo        set up, release the notebooks and grade the sample class
 #   bash course.sh test        set up, lint and run the test suite (what CI runs)
 #   bash course.sh bundle [DEST]  write the student bundle (release notebooks + utils, no answers) and its zip
+#   bash course.sh hub [--port 8000]  as root: a JupyterHub for the roster's students (course/hub; guide 8.8)
 #   bash course.sh lab         set up, open the student notebooks (release/) in JupyterLab
 #   bash course.sh check|release|grade|selftest|bench ...   any `python -m course` sub-command
 # Environment: PYTHON (interpreter, >= 3.11), COURSE_VENV (default .venv),
@@ -13,7 +14,7 @@ PYTHON=${PYTHON:-python3}
 VENV=${COURSE_VENV:-.venv}
 say() { printf '%s\n' "$*"; }
 
-setup() {  # $1: the extras, "dev" or "dev,cluster" (Ray and psycopg: for the tests and a cluster, not the demo)
+setup() {  # $1: the extras, "dev", "dev,hub" or "dev,cluster,hub" (Ray, psycopg, JupyterHub: for the tests, a cluster, the hub)
   "$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 11))' || {
     say "需要 Python >= 3.11（nbgrader 0.9.6 的要求）/ Python >= 3.11 is required (nbgrader 0.9.6)"; exit 1; }
   [ -x "$VENV/bin/python" ] || "$PYTHON" -m venv "$VENV"
@@ -21,7 +22,7 @@ setup() {  # $1: the extras, "dev" or "dev,cluster" (Ray and psycopg: for the te
   hash=$(cat pyproject.toml course.sh | sha1sum | cut -c1-12)
   local stamp="$VENV/.installed-$1-$hash"
   [ -e "$stamp" ] && return 0
-  [ "$1" = dev ] && [ -e "$VENV/.installed-dev,cluster-$hash" ] && return 0
+  [ -e "$VENV/.installed-dev,cluster,hub-$hash" ] && return 0   # the tests' install holds every other
   say "安装依赖到 $VENV（首次约需几分钟）/ installing dependencies into $VENV (a few minutes the first time)"
   : >"$log"
   pip() { "$py" -m pip install --disable-pip-version-check "$@" >>"$log" 2>&1 || {
@@ -42,7 +43,7 @@ setup() {  # $1: the extras, "dev" or "dev,cluster" (Ray and psycopg: for the te
   rm -f "$VENV"/.installed-*; touch "$stamp"
 }
 
-if [ "${1:-demo}" = test ]; then setup dev,cluster; else setup dev; fi
+case "${1:-demo}" in test) setup dev,cluster,hub ;; hub) setup dev,hub ;; *) setup dev ;; esac
 export PATH="$PWD/$VENV/bin:$PATH"
 case "${1:-demo}" in
   test)
@@ -52,7 +53,12 @@ case "${1:-demo}" in
     bash tests/browser/setup.sh   # Chromium and a CJK font from apt where missing; says why where it cannot
     bash course/install_sandbox.sh   # bubblewrap from apt where missing: the sandbox tests need the allow-list
     bash tests/install_postgres.sh   # PostgreSQL from apt where missing: the gradebook tests start their own server
+    bash course/hub/install_proxy.sh || echo "hub 测试将被跳过 / the hub tests will be skipped"
     exec python -m pytest "$@" ;;
+  hub)
+    shift
+    bash course/hub/install_proxy.sh
+    exec python -m course.hub "$@" ;;
   lab)
     shift
     exec jupyter lab release "$@" ;;

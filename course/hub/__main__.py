@@ -1,0 +1,213 @@
+"""`python -m course.hub` (what `bash course.sh hub` runs, as root): set up the hub's folder, accounts, exchange
+and the students' environment, then run JupyterHub until Ctrl-C. Running it again reuses the hub's folder
+(accounts, passwords, the exchange, JupyterHub's database)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+from course import ROOT, bundle
+from course.folder import course_folder
+from course.hub import accounts, environment
+from course.layout import open_course
+from utils.messages import bilingual
+
+COURSE_ID = "flash-attention-first-principles"
+HUB_ENV = "FLASH_HUB_DIR"
+DEFAULT_HUB_DIR = "/srv/flash-attention-hub"
+PROXY = ROOT / "course" / "hub" / "node_modules" / ".bin" / "configurable-http-proxy"
+
+
+class HubError(Exception):
+    """A reason the hub cannot start, in both languages."""
+
+
+def parse(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="course.sh hub", description=__doc__)
+    parser.add_argument(
+        "--port",
+        type=int,
+        default=8000,
+        help="浏览器访问的端口（另占用其后两个）/ the port "
+        "students open (the next two are the hub's and the proxy's API)",
+    )
+    parser.add_argument("--ip", default="0.0.0.0", help="监听地址 / the address to listen on")
+    parser.add_argument(
+        "--hub-dir",
+        default=os.environ.get(HUB_ENV, DEFAULT_HUB_DIR),
+        help=f"hub 的状态文件夹 / the hub's folder (default ${HUB_ENV} or {DEFAULT_HUB_DIR})",
+    )
+    parser.add_argument("--course-dir", help="课程文件夹（默认 $FLASH_COURSE_DIR）/ the course folder")
+    parser.add_argument(
+        "--instructor",
+        help="教师的登录名（默认检出的所有者）/ the instructor's login (default: "
+        "the checkout's owner, whose Unix account runs the instructor's server)",
+    )
+    parser.add_argument("--proxy", default=str(PROXY), help="configurable-http-proxy (npm)")
+    return parser.parse_args(argv)
+
+
+def check_ports(ip: str, port: int) -> None:
+    for taken in (port, port + 1, port + 2):
+        with socket.socket() as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the servers bind: not TIME_WAIT
+            try:
+                probe.bind((ip if taken == port else "127.0.0.1", taken))
+            except OSError:
+                raise HubError(
+                    bilingual(
+                        f"端口 {taken} 已被占用（hub 使用 {port}–{port + 2}）：用 --port 换一个端口，或停止占用它的程序",
+                        f"port {taken} is in use (the hub uses {port}-{port + 2}): pick another with --port or stop "
+                        "what holds it",
+                    )
+                ) from None
+
+
+def check_proxy(proxy: Path) -> None:
+    if not os.access(proxy, os.X_OK):
+        raise HubError(
+            bilingual(
+                f"找不到 configurable-http-proxy（{proxy}）：bash course.sh hub 会用 npm 安装它（需要 node 和 npm）",
+                f"no configurable-http-proxy ({proxy}): bash course.sh hub installs it with npm (needs node and npm)",
+            )
+        )
+
+
+def roster_students(course_dir: Path) -> list[str]:
+    from course.grading.lms import ROSTER_FILE, read_roster
+
+    path = course_dir / ROSTER_FILE
+    if not path.is_file():
+        raise HubError(
+            bilingual(
+                f"课程文件夹中没有名单 {path}：写一个 roster.csv，第一列 student_id（每个学生一个登录名）",
+                f"no roster in the course folder ({path}): write a roster.csv whose first column is student_id "
+                "(each student's login)",
+            )
+        )
+    students = sorted(read_roster(path))
+    accounts.check_names(students)
+    return students
+
+
+def close_to_others(folder: Path) -> None:
+    """Students must not read the checkout (solutions in source/) or the course folder: no access for others."""
+    mode = folder.stat().st_mode
+    if mode & 0o007:
+        folder.chmod(mode & ~0o007)
+        print(
+            bilingual(
+                f"已关闭其他账户对 {folder} 的访问（chmod o-rwx）",
+                f"closed {folder} to other accounts (chmod o-rwx)",
+            )
+        )
+
+
+def prepare(args: argparse.Namespace) -> dict:
+    """Everything the hub needs before JupyterHub starts; returns the settings jupyterhub_config.py reads."""
+    if os.geteuid() != 0:
+        raise HubError(
+            bilingual(
+                "hub 需要 root 运行（为每个学生启动各自账户下的服务器）",
+                "the hub must run as root (it starts each student's server as that student)",
+            )
+        )
+    check_ports(args.ip, args.port)
+    check_proxy(Path(args.proxy))
+    course_dir = course_folder(args.course_dir)
+    course_dir.mkdir(parents=True, exist_ok=True)
+    instructor = args.instructor or accounts.owner_of(ROOT)
+    students = roster_students(course_dir)
+    if instructor in students:
+        raise HubError(
+            bilingual(f"教师 {instructor} 也在学生名单中", f"the instructor {instructor} is on the roster")
+        )
+    hub = Path(args.hub_dir).resolve()
+    hub.mkdir(parents=True, exist_ok=True)
+    hub.chmod(0o755)  # students reach the exchange and their environment through it; its secrets are 0600
+    exchange = hub / "exchange"
+    exchange.mkdir(exist_ok=True)
+    exchange.chmod(0o777)  # what nbgrader's exchange expects; each course's inbound is 0733 (not listable)
+    new = accounts.ensure_students(hub, students)
+    if new:
+        print(bilingual(f"已创建账户：{', '.join(new)}", f"accounts created: {', '.join(new)}"))
+    password = accounts.instructor_password(hub, instructor)
+    if password:
+        print(
+            bilingual(
+                f"教师 {instructor} 的初始密码：{password}（也保存在 {hub / accounts.INSTRUCTOR_PASSWORD}，仅 root 可读）",
+                f"the instructor {instructor}'s first password: {password} (also in "
+                f"{hub / accounts.INSTRUCTOR_PASSWORD}, readable by root only)",
+            )
+        )
+    for folder in (ROOT, course_dir):
+        close_to_others(folder)
+    uid, gid = os.stat(accounts.home_of(instructor)).st_uid, os.stat(accounts.home_of(instructor)).st_gid
+    os.chown(course_dir, uid, gid)
+    instructor_config = hub / "instructor-jupyter"
+    instructor_config.mkdir(mode=0o700, exist_ok=True)
+    os.chown(instructor_config, uid, gid)
+    (instructor_config / "nbgrader_config.py").write_text(environment.nbgrader_config(COURSE_ID, exchange))
+    print(
+        bilingual("正在准备学生环境（学生包）…", "preparing the students' environment (the student bundle)…")
+    )
+    folder, _ = bundle.build(hub / "bundle", open_course(course_dir))
+    student_python = environment.build(hub / "student-env", folder, COURSE_ID, exchange)
+    return dict(
+        hub_dir=str(hub),
+        ip=args.ip,
+        port=args.port,
+        proxy=str(Path(args.proxy).resolve()),
+        students=students,
+        instructor=instructor,
+        checkout=str(ROOT),
+        course_dir=str(course_dir),
+        course_python=sys.executable,
+        student_python=str(student_python),
+        instructor_config=str(instructor_config),
+        exchange=str(exchange),
+        course_id=COURSE_ID,
+    )
+
+
+def run(settings: dict) -> int:
+    """JupyterHub in the foreground; Ctrl-C (or SIGTERM) stops it, and it stops the servers and proxy it started."""
+    path = Path(settings["hub_dir"]) / "settings.json"
+    accounts.write_private(path, settings)
+    config = Path(__file__).with_name("jupyterhub_config.py")
+    hub = subprocess.Popen(
+        [sys.executable, "-m", "jupyterhub", "-f", str(config)],
+        cwd=settings["hub_dir"],
+        env=dict(os.environ, FLASH_HUB_SETTINGS=str(path)),
+    )
+    stop = lambda *_: hub.send_signal(signal.SIGTERM)  # noqa: E731
+    signal.signal(signal.SIGINT, stop)
+    signal.signal(signal.SIGTERM, stop)
+    print(
+        bilingual(
+            f"hub 已启动：http://{settings['ip']}:{settings['port']}/ （Ctrl-C 停止）",
+            f"the hub is starting: http://{settings['ip']}:{settings['port']}/ (Ctrl-C stops it)",
+        ),
+        flush=True,
+    )
+    return hub.wait()
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse(sys.argv[1:] if argv is None else argv)
+    try:
+        settings = prepare(args)
+    except (HubError, ValueError) as error:
+        print(error, file=sys.stderr)
+        return 2
+    return run(settings)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

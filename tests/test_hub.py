@@ -1,0 +1,99 @@
+"""`bash course.sh hub` (course/hub): the hub starts for a roster, each student is a Unix account that reads only
+its own files, passwords are set on first login and kept across a restart, the students' environment has no
+`course` package and cannot reach the checkout, Ctrl-C stops the hub and its proxy, and a port in use or a
+missing proxy is a clear bilingual error. The browser walk-through is tests/browser/test_hub_browser.py."""
+
+import os
+import socket
+import stat
+import subprocess
+import sys
+
+import pytest
+from hub_fixture import ROOT, STUDENTS, as_user, course_hub, free_ports, hub_skip_reason, listening
+
+from course.hub import accounts
+
+ANA, BEN = STUDENTS
+
+
+@pytest.fixture(scope="module")
+def hub(tmp_path_factory):
+    with course_hub(tmp_path_factory.mktemp("hub") / "course") as running:
+        yield running
+
+
+def test_first_login_sets_the_password_and_only_the_roster_logs_in(hub):
+    assert not hub.login(ANA, "short"), "a first password under 8 characters"
+    assert hub.login(ANA, "ana-first-pass")
+    assert not hub.login(ANA, "someone-else-guess")
+    assert hub.login(ANA, "ana-first-pass")
+    assert not hub.login("mallory", "any-password-at-all")
+    instructor = accounts.owner_of(ROOT)
+    assert not hub.login(instructor, "any-password-at-all"), "the instructor's password is never first-use"
+    assert hub.login(instructor, (hub.hub_dir / accounts.INSTRUCTOR_PASSWORD).read_text().strip())
+    stored = (hub.hub_dir / accounts.PASSWORDS).read_text()
+    assert "ana-first-pass" not in stored
+    assert stat.S_IMODE((hub.hub_dir / accounts.PASSWORDS).stat().st_mode) == 0o600
+
+
+def test_each_student_reads_only_their_own_files(hub):
+    for name in STUDENTS:
+        home = accounts.home_of(name)
+        assert stat.S_IMODE(home.stat().st_mode) == 0o700
+        assert accounts.owner_of(home) == name
+    (accounts.home_of(ANA) / "answer.txt").write_text("ana's work")
+    os.chown(accounts.home_of(ANA) / "answer.txt", *_ids(ANA))
+    refused = as_user(BEN, "cat", str(accounts.home_of(ANA) / "answer.txt"))
+    assert refused.returncode != 0 and "Permission denied" in refused.stderr
+    assert as_user(ANA, "cat", str(accounts.home_of(ANA) / "answer.txt")).stdout == "ana's work"
+
+
+def test_the_students_environment_has_no_course_and_no_solutions(hub):
+    python = str(hub.hub_dir / "student-env" / "bin" / "python")
+    works = as_user(ANA, python, "-c", "import utils, nbgrader, jupyterhub.singleuser; print('ok')")
+    assert works.stdout.splitlines()[-1:] == ["ok"], works.stderr[-2000:]
+    refused = as_user(ANA, python, "-c", "import course")
+    assert "ModuleNotFoundError" in refused.stderr
+    for private in (ROOT / "source", ROOT / "course", hub.course_dir):
+        listing = as_user(ANA, "ls", str(private))
+        assert listing.returncode != 0 and "Permission denied" in listing.stderr, private
+    bundle = hub.hub_dir / "bundle" / "flash-attention-student"
+    assert not (bundle / "source").exists() and not (bundle / "course").exists()
+
+
+def test_ctrl_c_stops_the_hub_and_a_restart_keeps_the_passwords(hub):
+    assert hub.login(BEN, "ben-first-pass")
+    assert hub.stop() == 0
+    assert not any(listening(hub.port + i) for i in range(3)), "the hub, its API and the proxy are gone"
+    hub.start()
+    assert hub.login(BEN, "ben-first-pass")
+    assert not hub.login(BEN, "ben-other-pass")
+
+
+@pytest.mark.parametrize("problem", ["port", "proxy"])
+def test_a_port_in_use_or_no_proxy_is_a_bilingual_error(tmp_path, problem):
+    reason = hub_skip_reason()
+    if reason and "configurable-http-proxy" not in reason:
+        pytest.skip(reason)
+    port = free_ports(3)
+    command = [sys.executable, "-m", "course.hub", "--ip", "127.0.0.1", "--port", str(port)]
+    command += ["--hub-dir", str(tmp_path / "hub"), "--course-dir", str(tmp_path / "course")]
+    with socket.socket() as taken:
+        if problem == "port":
+            taken.bind(("127.0.0.1", port + 1))
+            taken.listen()
+        else:
+            command += ["--proxy", str(tmp_path / "no-proxy")]
+        run = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 2
+    if problem == "port":
+        assert f"端口 {port + 1} 已被占用" in run.stderr and f"port {port + 1} is in use" in run.stderr
+    else:
+        assert "找不到 configurable-http-proxy" in run.stderr and "no configurable-http-proxy" in run.stderr
+    assert not (tmp_path / "hub").exists(), "nothing set up before the check"
+
+
+def _ids(name: str) -> tuple[int, int]:
+    info = os.stat(accounts.home_of(name))
+    return info.st_uid, info.st_gid
