@@ -12,7 +12,7 @@ import pytest
 from nbclient import NotebookClient
 
 from utils import student_module
-from utils.isolation import module_source, run_check
+from utils.isolation import failure_record, module_source, run_check
 from utils.runtime import CPU_BANNER
 
 STUDENT = """
@@ -162,6 +162,18 @@ def test_a_name_grading_would_not_see_fails_before_the_child_starts(tmp_path, mo
     monkeypatch.setitem(student_module.LAYOUTS, "scaled.ipynb", layout)
     with pytest.raises(AssertionError, match="`SCALE`.*torch, triton, utils"):
         run_check("no_such_module:never_called", "scaled.ipynb", namespace={**vars(cells), "SCALE": 2})
+
+
+def test_a_name_error_says_where_helpers_go():
+    try:
+        exec(compile("def f():\n    return helper()\nf()", "student_code.py", "exec"), {})
+    except NameError as error:
+        record = failure_record(error)
+    assert "NameError: name 'helper' is not defined" in record["error"]
+    assert (
+        "put helpers inside the solution cell" in record["error"]
+        and "请把辅助函数放进解答单元格内" in record["error"]
+    )
 
 
 def test_missing_source_is_a_clear_error():

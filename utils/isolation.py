@@ -290,9 +290,19 @@ def student_frames(error: BaseException) -> str:
     return textwrap.indent("".join(traceback.format_list(frames[-3:])), "  ")
 
 
+NAME_HINT = bilingual(
+    "评分时只有本单元的前置代码和各解答单元格中的定义：笔记本其他单元格里的名字不存在，请把辅助函数放进解答单元格内",
+    "when graded only this unit's preamble and the definitions of the solution cells exist: names from other "
+    "cells of the notebook do not, so put helpers inside the solution cell",
+)
+
+
 def failure_record(error: BaseException, limit: int = 3000) -> dict:
-    """{ok: False, error, where} for a failure: its message and the traceback lines in the student's code."""
+    """{ok: False, error, where} for a failure: its message (for a `NameError`, where helpers go) and the
+    traceback lines in the student's code."""
     message = str(error) if isinstance(error, AssertionError) else f"{type(error).__name__}: {error}"
+    if isinstance(error, NameError):
+        message += f"\n{NAME_HINT}"
     return {"ok": False, "error": message[:limit], "where": student_frames(error)[:limit]}
 
 
