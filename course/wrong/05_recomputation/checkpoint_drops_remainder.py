@@ -1,16 +1,9 @@
-# selftest-notebook: recomputation.ipynb
 # selftest-replaces: rc_checkpoint
 # selftest-must-fail: test_checkpoint_gradients
 # Mistake: cuts `segments` pieces of len(layers) // segments layers and forgets the remainder: when the layers do
 # not divide evenly, the last layers never run.
 # 错误：切出 `segments` 段、每段 len(layers) // segments 层，忘了余数：层数不能整除时，最后几层根本没有运行。
-@@ -1,5 +1,3 @@
- class SegmentFunction(torch.autograd.Function):
--    """One checkpointed segment: apply(layers, x, *params) keeps only x; backward runs the segment again."""
--
-     @staticmethod
-     def forward(ctx, layers, x, *params):
-@@ -25,18 +23,15 @@
+@@ -25,8 +25,8 @@
                  for layer in ctx.layers:
                      out = layer(out)
 -        wanted = ([x] if x.requires_grad else []) + [p for p in params if p.requires_grad]
@@ -23,8 +16,8 @@
 +        return None, grad_x, *grads
 
 
- def checkpointed_forward(layers, x, segments):
--    """Apply `layers` in order to x, keeping only each of `segments` segments' input for backward."""
+@@ -34,9 +34,7 @@
+     """Apply `layers` in order to x, keeping only each of `segments` segments' input for backward."""
      layers = list(layers)
 -    size, extra = divmod(len(layers), segments)
 -    start = 0

@@ -1,19 +1,16 @@
-# selftest-notebook: recomputation.ipynb
 # selftest-replaces: rc_checkpoint
 # selftest-must-fail: test_checkpoint_gradients
 # Mistake: the reentrant design: the segment joins the graph only through x and backpropagates the parameters
 # inside backward, so when x needs no gradient the output needs none and the parameters get nothing.
 # 错误：可重入的做法：每段只通过 x 接入计算图，在 backward 里面反传参数；x 不需要梯度时输出也不需要，参数得不到梯度。
-@@ -1,7 +1,5 @@
- class SegmentFunction(torch.autograd.Function):
--    """One checkpointed segment: apply(layers, x, *params) keeps only x; backward runs the segment again."""
--
+@@ -3,5 +3,5 @@
+
      @staticmethod
 -    def forward(ctx, layers, x, *params):
 +    def forward(ctx, layers, x):
          ctx.layers = layers
          ctx.cpu_state = torch.get_rng_state()
-@@ -15,6 +13,5 @@
+@@ -15,6 +15,5 @@
      def backward(ctx, grad_out):
          (x,) = ctx.saved_tensors
 -        params = [p for layer in ctx.layers for p in layer.parameters()]
@@ -21,7 +18,7 @@
 +        x = x.detach().requires_grad_(True)
          with torch.random.fork_rng(devices=[x.device] if x.is_cuda else []):
              torch.set_rng_state(ctx.cpu_state)
-@@ -25,12 +22,9 @@
+@@ -25,8 +24,6 @@
                  for layer in ctx.layers:
                      out = layer(out)
 -        wanted = ([x] if x.requires_grad else []) + [p for p in params if p.requires_grad]
@@ -32,11 +29,7 @@
 +        return None, x.grad
 
 
- def checkpointed_forward(layers, x, segments):
--    """Apply `layers` in order to x, keeping only each of `segments` segments' input for backward."""
-     layers = list(layers)
-     size, extra = divmod(len(layers), segments)
-@@ -39,4 +33,4 @@
+@@ -39,4 +36,4 @@
          part = layers[start : start + size + (j < extra)]
          start += len(part)
 -        x = SegmentFunction.apply(part, x, *[p for layer in part for p in layer.parameters()])
