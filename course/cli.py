@@ -192,8 +192,10 @@ def build_parser() -> argparse.ArgumentParser:
             red_team=args.red_team,
             sample=args.sample,
             attacks_only=args.attacks_only,
+            ray=args.ray,
         )
     )
+    add_ray_option(selftest)
 
     mistakes = sub.add_parser(
         "wrong",

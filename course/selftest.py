@@ -31,7 +31,7 @@ from tqdm import tqdm
 
 from course import leaks, notebooks, release, wrong
 from course.grading import grade
-from course.grading.runner import run_job
+from course.grading.pool import Job, LocalPool, NotGraded, open_pool
 from course.layout import COURSE, Course
 from utils.messages import bilingual
 
@@ -204,10 +204,13 @@ def cause(log: str) -> str:
     return next((line for line in reversed(lines) if ERROR.match(line)), lines[-1])[:200]
 
 
-def run_slot(course: Course, root: Path, groups: list[list[Case]], timeout: float, progress) -> None:
-    """Grade some (unit, notebook) groups of cases in the scratch course root `root` with its grading salt;
-    red-team cases get their feedback HTML, and what it and their graded notebook show is checked for leaks
-    (of the salt and of the canary token planted in `root`, see `course.leaks`)."""
+def run_slot(
+    course: Course, root: Path, groups: list[list[Case]], timeout: float, progress, where=None
+) -> None:
+    """Grade some (unit, notebook) groups of cases in the scratch course root `root` with its grading salt, here
+    or in `where` (a Ray cluster, `course.grading.pool`); red-team cases get their feedback HTML, and what it and
+    their graded notebook show is checked for leaks (of the salt and of the canary token planted in `root`, see
+    `course.leaks`)."""
     slot = Course(root, course.wrong)
     units = sorted({group[0].unit for group in groups})
     for unit in units:
@@ -228,10 +231,12 @@ def run_slot(course: Course, root: Path, groups: list[list[Case]], timeout: floa
         }
         log = root / "selftest.log"
         logged = log.stat().st_size if log.exists() else 0
-        results, timed_out = run_job(request, timeout * len(group), log)
+        students = [case.student for case in group]
+        results, timed_out = run_in(where, slot, unit, students, request, timeout * len(group), log)
         for case in group:
             if timed_out and nb_name not in results.get(case.student, {}):
-                one, hung = run_job({**request, "student": case.student}, timeout, log)
+                alone = {**request, "student": case.student}
+                one, hung = run_in(where, slot, unit, [case.student], alone, timeout, log)
                 results[case.student] = one.get(case.student) or {
                     nb_name: {"status": "timeout" if hung else "error"}
                 }
@@ -248,6 +253,27 @@ def run_slot(course: Course, root: Path, groups: list[list[Case]], timeout: floa
                 f"{'✓' if verdict is None else '✗'} {unit}/{nb_name} {case.student} {verdict or ''}".rstrip()
             )
         progress.update(len(group))
+
+
+def run_in(where, slot: Course, unit: str, students: list[str], request: dict, timeout: float, log: Path):
+    """(results, timed_out) of one autograde job of `students`' `unit` in the scratch course `slot`, run here or in
+    `where` (its files go to a node and what it writes comes back); a job no node finished has no results."""
+    job = Job(
+        request,
+        timeout,
+        log,
+        inputs=(slot.source / unit, *(slot.submitted / s / unit for s in students), slot.gradebook),
+        outputs=(
+            *(slot.autograded / s / unit for s in students),
+            *(slot.feedback / s / unit for s in students),
+            slot.gradebook,
+        ),
+    )
+    try:
+        results, timed_out, _ = (where or LocalPool()).run(job)
+    except NotGraded:
+        return {}, False
+    return results, timed_out
 
 
 def split_groups(cases: list[Case], jobs: int) -> list[list[Case]]:
@@ -296,6 +322,7 @@ def run(
     red_team: bool = False,
     sample: bool = False,
     attacks_only: bool = False,
+    ray: str | None = None,
 ) -> tuple[list[Case], list[str]]:
     """Every case graded, and every problem found (empty when the graders discriminate as they should).
 
@@ -303,11 +330,13 @@ def run(
     legitimate variant per exercise and one attack of each kind (`selftest-class`, in the first unit that has
     one; the red team's defences are the judge's and the sandbox's, shared by every unit); the full set runs on
     the GPU host. `attacks_only`: the solution, the stubs and the attacks, none of the wrong implementations
-    and variants (the red team alone, e.g. on the GPU host when its time is short)."""
+    and variants (the red team alone, e.g. on the GPU host when its time is short). `ray`: grade on that Ray
+    cluster, as many slots at once as it runs (at least `jobs`)."""
     timeout = timeout or grade.default_timeout()
     problems, cases = [], []
     attack_classes: set[str] = set()
-    with tempfile.TemporaryDirectory(prefix="course-selftest-") as tmp:
+    with open_pool(ray) as where, tempfile.TemporaryDirectory(prefix="course-selftest-") as tmp:
+        jobs = max(jobs, where.slots or 0)
         scratch = Path(tmp)
         release.build(course, units, scratch / "release")
         for unit in units:
@@ -329,14 +358,17 @@ def run(
         roots = [scratch / f"slot{i}" for i in range(len(slots))]
         red_team_cases = any(case.kind == "redteam" for case in cases)
         planted = leaks.canaries(roots) if red_team_cases else contextlib.nullcontext()
-        with planted, tqdm(total=len(cases), desc=bilingual("自检", "selftest"), unit="case") as progress:
-            with ThreadPoolExecutor(len(slots)) as pool:
-                futures = [
-                    pool.submit(run_slot, course, root, slot, timeout, progress)
-                    for root, slot in zip(roots, slots, strict=True)
-                ]
-                for future in futures:
-                    future.result()
+        with (
+            planted,
+            tqdm(total=len(cases), desc=bilingual("自检", "selftest"), unit="case") as progress,
+            ThreadPoolExecutor(len(slots)) as pool,
+        ):
+            futures = [
+                pool.submit(run_slot, course, root, slot, timeout, progress, where)
+                for root, slot in zip(roots, slots, strict=True)
+            ]
+            for future in futures:
+                future.result()
     return cases, problems
 
 
@@ -394,10 +426,11 @@ def main(
     red_team: bool = False,
     sample: bool = False,
     attacks_only: bool = False,
+    ray: str | None = None,
 ) -> int:
     units = course.select(names)
     if not units:
         print(bilingual("source/ 中还没有单元", "no units in source/ yet"))
         return 0
-    cases, problems = run(course, units, jobs, timeout, red_team, sample, attacks_only)
+    cases, problems = run(course, units, jobs, timeout, red_team, sample, attacks_only, ray)
     return 1 if report(course, cases, problems) else 0

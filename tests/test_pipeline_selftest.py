@@ -7,6 +7,7 @@ import pytest
 from pipeline_fixture import FIXTURE, FIXTURE_COURSE, UNIT
 
 from course import notebooks, selftest, wrong
+from course.grading import pool
 from course.layout import COURSE, Course
 
 
@@ -104,7 +105,7 @@ def test_selfcheck_fails_header_is_parsed(tmp_path):
 def test_attacks_only_grades_the_solution_the_stubs_and_every_attack_and_nothing_else(monkeypatch):
     graded = []
     monkeypatch.setattr(
-        selftest, "run_slot", lambda course, scratch, slot, timeout, progress: graded.extend(slot)
+        selftest, "run_slot", lambda course, scratch, slot, timeout, progress, where: graded.extend(slot)
     )
     unit = "06_flash_attention_pytorch"
     cases, _ = selftest.run(COURSE, [unit], jobs=2, attacks_only=True)
@@ -129,12 +130,12 @@ def test_a_case_that_was_not_graded_shows_the_last_error_of_its_own_job(monkeypa
         ]
     )
 
-    def crashed_job(request, timeout, log):
+    def crashed_job(request, timeout, log, threads=None):
         with open(log, "a", encoding="utf-8") as sink:
             sink.write(next(logged))
         return {}, False
 
-    monkeypatch.setattr(selftest, "run_job", crashed_job)
+    monkeypatch.setattr(pool, "run_job", crashed_job)  # the local pool's
     monkeypatch.setattr(selftest.grade, "register_units", lambda course, units: None)
     name = course.notebooks(UNIT)[0]
     cases = [

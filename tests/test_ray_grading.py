@@ -20,7 +20,7 @@ import psutil
 import pytest
 from pipeline_fixture import FIXTURE, FIXTURE_COURSE, UNIT
 
-from course import cli, demo, doctor, release
+from course import cli, demo, doctor, release, selftest
 from course.grading import grade, pool
 from course.layout import SAMPLE_CLASS, Course
 
@@ -55,6 +55,10 @@ def start_node(temp: Path, *options: str) -> subprocess.Popen:
             *(f"--{agent}-port={free_port()}" for agent in agents),
             *options,
         ],
+        env={
+            **os.environ,
+            "RAY_AUTH_MODE": "disabled",
+        },  # a token in ~/.ray would turn it on for the head alone
         stdout=(temp / "start.log").open("w"),
         stderr=subprocess.STDOUT,
         start_new_session=True,
@@ -101,8 +105,8 @@ def wait_started(node: subprocess.Popen, temp: Path, deadline: float) -> bool:
 
 
 def start_joined(temp: Path, deadline: float, *options: str) -> subprocess.Popen:
-    """A node that started, tried again while `ray start` gives up (it waits 30 s at most for its raylet, which a
-    loaded machine can exceed)."""
+    """A node that started, tried again while `ray start` gives up: its raylet waits 15 s at most for the node's
+    dashboard agent to start (a fixed limit, ray-project/ray#65983), which a loaded machine can exceed."""
     while True:
         node = start_node(temp, *options)
         if wait_started(node, temp, deadline):
@@ -112,7 +116,8 @@ def start_joined(temp: Path, deadline: float, *options: str) -> subprocess.Popen
 
 @pytest.fixture(scope="module")
 def cluster():
-    """A head and a second node on this machine, each with its own short temp folder; their node names."""
+    """A head and a second node on this machine, each with its own short temp folder; the address, the second
+    node and both nodes' names."""
     temps = [Path(tempfile.mkdtemp(prefix="rh", dir="/tmp")), Path(tempfile.mkdtemp(prefix="rw", dir="/tmp"))]
     port = free_port()
     address = f"{ray.util.get_node_ip_address()}:{port}"  # the address Ray finds for this machine
@@ -238,6 +243,18 @@ def test_a_pair_whose_node_died_mid_grade_is_graded_once_elsewhere(graded):
         assert (course.feedback / row.student / UNIT / "logsumexp.html").is_file()
 
 
+def test_selftest_runs_on_the_cluster(cluster, graded):
+    """After the fault (the head is the one node left): the solution scores full marks, the stubs nothing."""
+    address, *_ = cluster
+    cases, problems = selftest.run(FIXTURE_COURSE, [UNIT], jobs=1, attacks_only=True, ray=address)
+    assert {case.student for case in cases} == {"solution", "stubs"}
+    for case in cases:
+        tests = selftest.points(FIXTURE_COURSE, UNIT, case.notebook)
+        skipped = selftest.skipped(FIXTURE_COURSE, UNIT, case.notebook)
+        assert case.verdict(tests, skipped) is None, (case.student, case.result)
+    assert not problems
+
+
 def test_an_unreachable_address_is_refused_before_anything_changes(tmp_path):
     course = course_copy(tmp_path / "course")
     before = sorted(p.relative_to(course.root) for p in course.root.rglob("*"))
@@ -316,6 +333,7 @@ def test_the_ray_option_takes_an_optional_address():
     assert parser.parse_args(["grade", "class", "--ray", "10.0.0.1:6379"]).ray == "10.0.0.1:6379"
     assert parser.parse_args(["grade", "class"]).ray is None
     assert parser.parse_args(["regrade", "s", "u", "--reason", "r", "--ray"]).ray == "auto"
+    assert parser.parse_args(["selftest", "--ray", "h:1"]).ray == "h:1"
 
 
 def test_course_check_says_whether_ray_is_there(monkeypatch):

@@ -113,8 +113,9 @@ def node_facts() -> dict:
     }
 
 
-def run_on_node(archive: bytes, request: dict, timeout: float, threads: int, outputs: list[str]) -> dict:
-    """A Ray task: grade `request` in a private copy of its files, send back the results and what it wrote."""
+def run_in_copy(archive: bytes, request: dict, timeout: float, threads: int, outputs: list[str]) -> dict:
+    """Run `request` in a private copy of its files (`pack`ed by their absolute paths); the results, the log and
+    an archive of what it wrote."""
     with tempfile.TemporaryDirectory(prefix="course-ray-") as tmp:
         mirror = Path(tmp)
         unpack(archive, mirror)
@@ -125,10 +126,14 @@ def run_on_node(archive: bytes, request: dict, timeout: float, threads: int, out
         return {
             "results": results,
             "timed_out": timed_out,
-            "node": node_name(),
             "log": log.read_text(encoding="utf-8", errors="replace") if log.is_file() else "",
             "outputs": pack(written, mirror),
         }
+
+
+def run_on_node(archive: bytes, request: dict, timeout: float, threads: int, outputs: list[str]) -> dict:
+    """The Ray task: `run_in_copy` on the node where it lands, which it names."""
+    return run_in_copy(archive, request, timeout, threads, outputs) | {"node": node_name()}
 
 
 def place(archive: bytes, outputs: tuple[Path, ...], base: Path = Path("/")) -> None:
