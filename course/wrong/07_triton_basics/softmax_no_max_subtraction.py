@@ -1,21 +1,14 @@
-# selftest-notebook: triton_basics.ipynb
 # selftest-replaces: softmax_rows
 # selftest-must-fail: test_softmax_rows
 # selftest-selfcheck-fails: test_softmax_rows
 # Mistake: exponentiates the raw scores (no max subtraction): exp overflows. / 错误：未减去最大值，exp 溢出。
-@@ -7,14 +7,14 @@
-     m = tl.full((1,), float("-inf"), tl.float32)  # running maximum
-     total = tl.zeros((1,), dtype=tl.float32)  # running sum of exp(x - m)
--    for c0 in range(0, n_cols, BLOCK_C):  # pass 1: maximum and sum together (online softmax)
-+    for c0 in range(0, n_cols, BLOCK_C):
-         cols = c0 + tl.arange(0, BLOCK_C)
+@@ -11,10 +11,10 @@
          x = tl.load(x_row + cols * stride_x_col, mask=cols < n_cols, other=float("-inf")).to(tl.float32)
          m_new = tl.maximum(m, tl.max(x, axis=0))
 -        total = total * tl.exp(m - m_new) + tl.sum(tl.exp(x - m_new), axis=0)
 +        total = total + tl.sum(tl.exp(x), axis=0)
          m = m_new
--    for c0 in range(0, n_cols, BLOCK_C):  # pass 2: normalise and store
-+    for c0 in range(0, n_cols, BLOCK_C):
+     for c0 in range(0, n_cols, BLOCK_C):  # pass 2: normalise and store
          cols = c0 + tl.arange(0, BLOCK_C)
          x = tl.load(x_row + cols * stride_x_col, mask=cols < n_cols, other=float("-inf")).to(tl.float32)
 -        y = tl.exp(x - m) / total

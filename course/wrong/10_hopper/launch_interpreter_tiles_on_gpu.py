@@ -1,4 +1,3 @@
-# selftest-notebook: hopper.ipynb
 # selftest-replaces: hopper_launch
 # selftest-must-fail: test_hopper_speed
 # Mistake: the interpreter's tiles on the GPU too (32 × 16, one warp, no pipelining): correct everywhere, but
@@ -16,7 +15,3 @@
 +    return 32, 16, 1, 1
 
 
-@@ -32,2 +30,3 @@
-     )
-     return out
-+    ### END SOLUTION
