@@ -13,7 +13,7 @@ from nbgrader.apps import NbGraderApp
 from course import ROOT, cli
 
 GUIDE, README = ROOT / "course" / "instructor_guide.md", ROOT / "README.md"
-COURSE_SH_OWN = {"test", "lab"}  # course.sh's own jobs; every other word goes to `python -m course`
+COURSE_SH_OWN = {"test", "lab", "hub"}  # course.sh's own jobs; every other word goes to `python -m course`
 OPERATORS = {"&&", "||", ";", "|"}
 BLOCK = re.compile(r"```(?:bash|sh)\n(.*?)```", re.S)
 

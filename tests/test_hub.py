@@ -97,3 +97,17 @@ def test_a_port_in_use_or_no_proxy_is_a_bilingual_error(tmp_path, problem):
 def _ids(name: str) -> tuple[int, int]:
     info = os.stat(accounts.home_of(name))
     return info.st_uid, info.st_gid
+
+
+def test_a_forgotten_password_is_chosen_again_and_the_instructors_is_random(hub):
+    assert hub.login(ANA, "ana-first-pass")
+    reset = [sys.executable, "-m", "course.hub", "--hub-dir", str(hub.hub_dir), "--reset-password"]
+    subprocess.run([*reset, ANA], cwd=ROOT, check=True, capture_output=True, timeout=120)
+    assert hub.login(ANA, "ana-second-pass")
+    assert not hub.login(ANA, "ana-first-pass")
+    instructor = accounts.owner_of(ROOT)
+    note = hub.hub_dir / accounts.INSTRUCTOR_PASSWORD
+    old = note.read_text().strip()
+    subprocess.run([*reset, instructor], cwd=ROOT, check=True, capture_output=True, timeout=120)
+    new = note.read_text().strip()
+    assert new != old and not hub.login(instructor, "a-first-use-guess") and hub.login(instructor, new)

@@ -23,6 +23,12 @@ HUB_ENV = "FLASH_HUB_DIR"
 DEFAULT_HUB_DIR = "/srv/flash-attention-hub"
 PROXY = ROOT / "course" / "hub" / "node_modules" / ".bin" / "configurable-http-proxy"
 
+# JupyterHub's servers refuse to be framed at all; JupyterLab shows formgrader in a frame of the instructor's own page.
+FORMGRADER_FRAME = (
+    "c = get_config()  # noqa: F821\n"
+    'c.ServerApp.tornado_settings = {"headers": {"Content-Security-Policy": "frame-ancestors \'self\'"}}\n'
+)
+
 
 class HubError(Exception):
     """A reason the hub cannot start, in both languages."""
@@ -50,6 +56,12 @@ def parse(argv: list[str]) -> argparse.Namespace:
         "the checkout's owner, whose Unix account runs the instructor's server)",
     )
     parser.add_argument("--proxy", default=str(PROXY), help="configurable-http-proxy (npm)")
+    parser.add_argument(
+        "--reset-password",
+        metavar="NAME",
+        help="忘记该用户的密码（下次登录时重设）后退出 / "
+        "forget NAME's password (they choose a new one at their next login), then exit",
+    )
     return parser.parse_args(argv)
 
 
@@ -153,7 +165,11 @@ def prepare(args: argparse.Namespace) -> dict:
     instructor_config = hub / "instructor-jupyter"
     instructor_config.mkdir(mode=0o700, exist_ok=True)
     os.chown(instructor_config, uid, gid)
-    (instructor_config / "nbgrader_config.py").write_text(environment.nbgrader_config(COURSE_ID, exchange))
+    (instructor_config / "nbgrader_config.py").write_text(
+        environment.nbgrader_config(COURSE_ID, exchange)
+        + f"load_subconfig({str(ROOT / 'nbgrader_config.py')!r})  # noqa: F821 (the course's, from any folder)\n"
+    )
+    (instructor_config / "jupyter_server_config.py").write_text(FORMGRADER_FRAME)
     print(
         bilingual("正在准备学生环境（学生包）…", "preparing the students' environment (the student bundle)…")
     )
@@ -199,8 +215,26 @@ def run(settings: dict) -> int:
     return hub.wait()
 
 
+def reset_password(hub: Path, name: str, instructor: str) -> int:
+    """Forget `name`'s password: a student chooses a new one at their next login; the instructor gets a new random
+    one (never a first-use password)."""
+    forgotten = accounts.forget_password(hub, name)
+    if name == instructor:
+        password = accounts.instructor_password(hub, name)
+        print(bilingual(f"教师的新密码：{password}", f"the instructor's new password: {password}"))
+    elif forgotten:
+        print(bilingual(f"{name} 下次登录时设新密码", f"{name} chooses a new password at their next login"))
+    else:
+        print(bilingual(f"{name} 还没有密码", f"{name} has no password yet"))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse(sys.argv[1:] if argv is None else argv)
+    if args.reset_password:
+        return reset_password(
+            Path(args.hub_dir), args.reset_password, args.instructor or accounts.owner_of(ROOT)
+        )
     try:
         settings = prepare(args)
     except (HubError, ValueError) as error:

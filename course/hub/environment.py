@@ -20,6 +20,11 @@ LAB_DISABLED = [
     "@jupyter/nbgrader:create-assignment",
     "@jupyter/nbgrader:course-list",
 ]
+# JupyterLab's defaults for students: no news pop-up, every cell kept in the page (the browser's find sees all).
+LAB_OVERRIDES = {
+    "@jupyterlab/apputils-extension:notification": {"fetchNews": "false", "checkForUpdates": False},
+    "@jupyterlab/notebook-extension:tracker": {"windowingMode": "none"},
+}
 SERVER_EXTENSIONS = {
     "nbgrader.server_extensions.formgrader": False,
     "nbgrader.server_extensions.validate_assignment": True,
@@ -95,6 +100,9 @@ def build(env: Path, bundle: Path, course_id: str, exchange: Path) -> Path:
         json.dumps({"disabledExtensions": {name: True for name in LAB_DISABLED}}, indent=2),
     )
     write_new(config / "nbgrader_config.py", nbgrader_config(course_id, exchange))
+    write_new(
+        env / "share" / "jupyter" / "lab" / "settings" / "overrides.json", json.dumps(LAB_OVERRIDES, indent=2)
+    )
     for folder, _, _ in os.walk(env):
         Path(folder).chmod(0o755)
     return env / "bin" / "python"
