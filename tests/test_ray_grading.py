@@ -205,13 +205,14 @@ def graded(cluster, tmp_path_factory):
     local = grade.grade(course_copy(tmp / "local"), class_folder, timeout=300, jobs=2, selection=same_salt)
     killer = Killer(second)
     killer.start()
+    started = time.time()
     course = course_copy(tmp / "cluster")
     try:
         rows = grade.grade(course, class_folder, timeout=300, selection=same_salt, ray=address)
     finally:
         killer.done.set()
         mp.undo()
-    return course, local, rows, killer, names
+    return course, local, rows, killer, names, started
 
 
 def test_the_cluster_gives_the_local_pools_scores(graded):
@@ -221,7 +222,7 @@ def test_the_cluster_gives_the_local_pools_scores(graded):
 
 
 def test_pairs_ran_on_both_nodes_and_each_pair_records_its_node(graded):
-    course, _, rows, killer, names = graded
+    course, _, rows, killer, names, _ = graded
     assert {r.node for r in rows} == {names["head"], names["second"]}
     lines = (course.root / "grades.csv").read_text().splitlines()
     assert lines[0].split(",")[8] == "node"
@@ -229,7 +230,7 @@ def test_pairs_ran_on_both_nodes_and_each_pair_records_its_node(graded):
 
 
 def test_a_pair_whose_node_died_mid_grade_is_graded_once_elsewhere(graded):
-    course, _, rows, killer, names = graded
+    course, _, rows, killer, names, started = graded
     assert killer.killed, f"the second node never ran a second pair: {killer.seen}"
     by_student = {r.student: r for r in rows}
     assert by_student[killer.killed].node == names["head"]
@@ -241,6 +242,8 @@ def test_a_pair_whose_node_died_mid_grade_is_graded_once_elsewhere(graded):
     assert progress == sorted(f"{r.student}__{UNIT}.json" for r in rows)
     for row in rows:
         assert (course.feedback / row.student / UNIT / "logsumexp.html").is_file()
+    left = [p for p in Path(tempfile.gettempdir()).glob("course-*ray-*") if p.stat().st_mtime >= started]
+    assert not left, left  # the dead attempt's copy on its node was swept by the next job there
 
 
 def test_selftest_runs_on_the_cluster(cluster, graded):

@@ -17,6 +17,7 @@ start`); `RayPool.connect` refuses a cluster whose nodes run another Ray, Python
 from __future__ import annotations
 
 import io
+import os
 import platform
 import shutil
 import socket
@@ -25,7 +26,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from course.grading.runner import run_job
+from course.grading.runner import JOB_PREFIX, run_job
 from utils.messages import bilingual
 
 RETRIES = 2  # a task whose node or worker process dies is run again at most this many times
@@ -115,8 +116,9 @@ def node_facts() -> dict:
 
 def run_in_copy(archive: bytes, request: dict, timeout: float, threads: int, outputs: list[str]) -> dict:
     """Run `request` in a private copy of its files (`pack`ed by their absolute paths); the results, the log and
-    an archive of what it wrote."""
-    with tempfile.TemporaryDirectory(prefix="course-ray-") as tmp:
+    an archive of what it wrote. The copy is a job folder of this process: if the node dies, the next job there
+    removes it (`runner.sweep_abandoned_jobs`)."""
+    with tempfile.TemporaryDirectory(prefix=f"{JOB_PREFIX}{os.getpid()}-ray-") as tmp:
         mirror = Path(tmp)
         unpack(archive, mirror)
         here = {key: str(mirror) + value if key in PATH_KEYS else value for key, value in request.items()}
