@@ -154,6 +154,7 @@ def course_hub(course_dir: Path, students: list[str] = STUDENTS):
     (course_dir / "roster.csv").write_text("student_id\n" + "".join(f"{s}\n" for s in students))
     hub_dir = Path(tempfile.mkdtemp(prefix="flash-hub-test-"))  # under /tmp: students must reach its exchange
     hub = Hub(free_ports(3), hub_dir, course_dir)
+    checkout_mode = ROOT.stat().st_mode  # the hub closes it to other accounts: given back after
     try:
         hub.start()
         yield hub
@@ -161,5 +162,6 @@ def course_hub(course_dir: Path, students: list[str] = STUDENTS):
         if hub.process and hub.process.poll() is None:
             hub.stop()
         remove_accounts(students)
+        ROOT.chmod(checkout_mode)
         shutil.rmtree(hub_dir, ignore_errors=True)
         hub_dir.with_name(f"{hub_dir.name}.log").unlink(missing_ok=True)
