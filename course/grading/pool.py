@@ -11,7 +11,8 @@ written nothing into the course: the head places a job's files and merges its gr
 that finished. A task whose node dies is run again elsewhere (Ray's `max_retries`), at most `RETRIES` times more.
 
 Every node runs the course from its own checkout and environment (`bash course.sh check`, then `.venv/bin/ray
-start`); `RayPool.connect` refuses a cluster whose nodes run another Ray, Python or course version than the head.
+start`); entering `RayPool` refuses, before anything is graded, an address that does not answer, nodes that run
+another Ray, Python or course version than the head, and nodes whose Ray sockets the sandbox would not hide.
 """
 
 from __future__ import annotations
