@@ -182,13 +182,10 @@ def prepare(args: argparse.Namespace) -> dict:
         proxy=str(Path(args.proxy).resolve()),
         students=students,
         instructor=instructor,
-        checkout=str(ROOT),
         course_dir=str(course_dir),
         course_python=sys.executable,
         student_python=str(student_python),
         instructor_config=str(instructor_config),
-        exchange=str(exchange),
-        course_id=COURSE_ID,
     )
 
 
