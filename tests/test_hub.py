@@ -4,6 +4,7 @@ its own files, passwords are set on first login and kept across a restart, the s
 missing proxy is a clear bilingual error. The browser walk-through is tests/browser/test_hub_browser.py."""
 
 import os
+import shutil
 import socket
 import stat
 import subprocess
@@ -111,3 +112,19 @@ def test_a_forgotten_password_is_chosen_again_and_the_instructors_is_random(hub)
     subprocess.run([*reset, instructor], cwd=ROOT, check=True, capture_output=True, timeout=120)
     new = note.read_text().strip()
     assert new != old and not hub.login(instructor, "a-first-use-guess") and hub.login(instructor, new)
+
+
+def test_no_npm_is_a_bilingual_error(tmp_path):
+    """install_proxy.sh where npm is missing and cannot be installed (no apt-get on PATH): the reason in both
+    languages."""
+    script = tmp_path / "install_proxy.sh"
+    shutil.copy(ROOT / "course" / "hub" / "install_proxy.sh", script)  # no node_modules beside this copy
+    tools = tmp_path / "bin"
+    tools.mkdir()
+    for tool in ("id", "dirname"):
+        (tools / tool).symlink_to(shutil.which(tool))
+    run = subprocess.run(
+        ["/bin/bash", str(script)], env={"PATH": str(tools)}, capture_output=True, text=True, timeout=60
+    )
+    assert run.returncode == 1
+    assert "找不到 npm" in run.stderr and "no npm" in run.stderr, run.stderr
