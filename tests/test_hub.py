@@ -36,6 +36,9 @@ def test_first_login_sets_the_password_and_only_the_roster_logs_in(hub):
     stored = (hub.hub_dir / accounts.PASSWORDS).read_text()
     assert "ana-first-pass" not in stored
     assert stat.S_IMODE((hub.hub_dir / accounts.PASSWORDS).stat().st_mode) == 0o600
+    assert as_user(ANA, "ls", str(hub.hub_dir / "jupyterhub")).returncode != 0, (
+        "JupyterHub's database is root's"
+    )
 
 
 def test_each_student_reads_only_their_own_files(hub):

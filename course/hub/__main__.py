@@ -143,6 +143,8 @@ def prepare(args: argparse.Namespace) -> dict:
     hub = Path(args.hub_dir).resolve()
     hub.mkdir(parents=True, exist_ok=True)
     hub.chmod(0o755)  # students reach the exchange and their environment through it; its secrets are 0600
+    private = hub / "jupyterhub"
+    private.mkdir(mode=0o700, exist_ok=True)
     exchange = hub / "exchange"
     exchange.mkdir(exist_ok=True)
     exchange.chmod(0o777)  # what nbgrader's exchange expects; each course's inbound is 0733 (not listable)
@@ -177,6 +179,7 @@ def prepare(args: argparse.Namespace) -> dict:
     student_python = environment.build(hub / "student-env", folder, COURSE_ID, exchange)
     return dict(
         hub_dir=str(hub),
+        private_dir=str(private),
         ip=args.ip,
         port=args.port,
         proxy=str(Path(args.proxy).resolve()),

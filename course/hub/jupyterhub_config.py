@@ -14,9 +14,10 @@ c.JupyterHub.bind_url = f"http://{settings['ip']}:{settings['port']}"
 c.JupyterHub.hub_port = settings["port"] + 1
 c.ConfigurableHTTPProxy.api_url = f"http://127.0.0.1:{settings['port'] + 2}"
 c.ConfigurableHTTPProxy.command = [settings["proxy"]]
-c.ConfigurableHTTPProxy.pid_file = f"{hub}/jupyterhub-proxy.pid"
-c.JupyterHub.db_url = f"sqlite:///{hub}/jupyterhub.sqlite"
-c.JupyterHub.cookie_secret_file = f"{hub}/jupyterhub_cookie_secret"
+private = settings["private_dir"]  # root only: JupyterHub's database (token hashes) and cookie secret
+c.ConfigurableHTTPProxy.pid_file = f"{private}/jupyterhub-proxy.pid"
+c.JupyterHub.db_url = f"sqlite:///{private}/jupyterhub.sqlite"
+c.JupyterHub.cookie_secret_file = f"{private}/jupyterhub_cookie_secret"
 c.JupyterHub.cleanup_servers = True  # Ctrl-C stops every server the hub started
 c.JupyterHub.cleanup_proxy = True
 
