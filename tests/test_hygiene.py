@@ -103,7 +103,8 @@ def third_party_imports() -> dict[str, Path]:
 def test_the_course_runs_with_only_its_runtime_dependencies():
     """`pip install .` (no dev extra) must be enough to grade: course.judge.units imports every unit's judge
     (unit 04's uses hypothesis), and a missing import there fails every graded cell of every unit. The cluster
-    extra (Ray) is imported only where it is asked for (`--ray`; tests/test_ray_grading.py checks that), the hub extra (JupyterHub) only by course.hub."""
+    extra (Ray) is imported only where it is asked for (`--ray`; tests/test_ray_grading.py checks that), the hub
+    extra (JupyterHub) only by course.hub."""
     from importlib import metadata
 
     from packaging.requirements import Requirement
