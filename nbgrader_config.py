@@ -24,7 +24,8 @@ c.CourseDirectory.course_id = "flash-attention-first-principles"
 # checkout (course/layout.py): nbgrader run here (collect, release_feedback, formgrader, db) works in it and takes
 # source/ and release/ from this checkout. A copy of this file in another course root keeps nbgrader's own layout.
 if Path(__file__).resolve().parent == ROOT:
-    course_folder().mkdir(parents=True, exist_ok=True)  # the gradebook's folder, on the semester's first command
+    # the gradebook's folder, made on the semester's first command
+    course_folder().mkdir(parents=True, exist_ok=True)
     c.CourseDirectory.root = str(course_folder())
     c.CourseDirectory.source_directory = str(ROOT / "source")
     c.CourseDirectory.release_directory = str(ROOT / "release")
