@@ -103,20 +103,35 @@ def exclusive_file_lock(path: Path) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
+LOCK_DIR_ENV = "FLASH_COURSE_LOCK_DIR"
+
+
 @contextlib.contextmanager
 def timing_lock() -> Iterator[None]:
     """While held, no other process of this course times work on this GPU (a no-op on the CPU).
 
     Concurrent graders on one GPU (`python -m course grade --jobs N`) would otherwise time their
-    performance cells on top of each other.
+    performance cells on top of each other. The lock is one file per GPU in `lock_folder()`.
     """
     if not _on_gpu():
         yield
         return
     user = os.getuid() if hasattr(os, "getuid") else "user"  # no getuid: no fcntl either, the lock is a no-op
-    name = f"flash-course-timing-{user}-cuda{torch.cuda.current_device()}.lock"
-    with exclusive_file_lock(Path(tempfile.gettempdir()) / name):
+    name = f"flash-course-timing-{user}-gpu-{gpu_identity()}.lock"
+    with exclusive_file_lock(lock_folder() / name):
         yield
+
+
+def lock_folder() -> Path:
+    """Where the timing locks live: `FLASH_COURSE_LOCK_DIR` (the grader names one folder for all its jobs, whose
+    temporary folders differ), else the temporary folder."""
+    return Path(os.environ.get(LOCK_DIR_ENV) or tempfile.gettempdir())
+
+
+def gpu_identity() -> str:
+    """This process's GPU as every process names it (its UUID), whatever `CUDA_VISIBLE_DEVICES` each was given."""
+    index = torch.cuda.current_device()
+    return str(getattr(torch.cuda.get_device_properties(index), "uuid", index))
 
 
 def compare_ms(

@@ -184,20 +184,24 @@ GPU_GIB_PER_JOB = (
 
 
 def default_jobs(pairs: int, cpus: int, gpu_memory_gib: float | None) -> int:
-    """How many pairs to grade at once: one per core on a CPU (`gpu_memory_gib` None); on a GPU three quarters
+    """How many pairs to grade at once: one per core on a CPU (`gpu_memory_gib` None); on GPUs three quarters
     of the cores (compiling Triton kernels is CPU-bound, one compilation per process; measured on the 16-core
     H100 host: 12 at once graded 12 unit-08 students in 170 s with every verdict right) and at most one per
-    GPU_GIB_PER_JOB of the GPU's memory, which every job shares."""
+    GPU_GIB_PER_JOB of the GPUs' memory (`gpu_memory_gib`: all GPUs' together; the local pool spreads the jobs
+    over them)."""
     if gpu_memory_gib is None:
         return max(1, min(pairs, cpus))
     return max(1, min(pairs, cpus * 3 // 4, int(gpu_memory_gib // GPU_GIB_PER_JOB)))
 
 
 def gpu_memory_gib() -> float | None:
-    """The GPU's memory in GiB on a GPU run, else None."""
+    """The memory of the GPUs a local run uses (`pool.visible_gpus`), in GiB together, on a GPU run; else None."""
     if not utils.mode().is_gpu:
         return None
-    return torch.cuda.get_device_properties(utils.device()).total_memory / 2**30
+    return (
+        sum(torch.cuda.get_device_properties(i).total_memory for i in range(torch.cuda.device_count()))
+        / 2**30
+    )
 
 
 def cpu_count() -> int:
@@ -313,6 +317,7 @@ def grade_pairs(
     Merges run one at a time: pairs that finish while a merge runs wait, then go into the course's gradebook
     together, in one merge (a class that finishes all at once would otherwise queue one merge, seconds each,
     per pair)."""
+    where = where or LocalPool()  # one pool for the run: it spreads the jobs over the machine's GPUs
     log_lock, merge_lock, waiting_lock = threading.Lock(), threading.Lock(), threading.Lock()
     waiting: list[tuple[Row, Path]] = []
     threads = max(1, cpu_count() // jobs)  # torch's CPU threads per job: concurrent jobs share the cores
@@ -362,7 +367,7 @@ def grade_pairs(
         except BaseException:  # Ctrl-C: start no further pairs (running jobs got the signal too)
             for future in futures:
                 future.cancel()
-            (where or LocalPool()).stop()  # a cluster's tasks did not get it
+            where.stop()  # a cluster's tasks did not get it
             raise
     return [future.result() for future in futures]
 

@@ -24,6 +24,7 @@ import shutil
 import socket
 import tarfile
 import tempfile
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -53,9 +54,15 @@ class Job:
 
 
 class LocalPool:
-    """Today's pool: each job is a child process of this machine; `slots` None lets the caller choose."""
+    """Today's pool: each job is a child process of this machine, pinned to the GPU that runs the fewest jobs when
+    the machine has several (`visible_gpus`); `slots` None lets the caller choose."""
 
     slots: int | None = None
+
+    def __init__(self, gpus: list[str] | None = None):
+        self.gpus = visible_gpus() if gpus is None else gpus
+        self.running = dict.fromkeys(self.gpus, 0)
+        self.lock = threading.Lock()
 
     def __enter__(self) -> LocalPool:
         return self
@@ -67,9 +74,42 @@ class LocalPool:
         """Nothing to cancel: the running jobs got the interrupt too (they are in this process group)."""
 
     def run(self, job: Job) -> tuple[dict, bool, str]:
-        """(results, timed_out, node) of a job; the node is "" here."""
-        results, timed_out = run_job(job.request, job.timeout, job.log, job.threads)
-        return results, timed_out, ""
+        """(results, timed_out, where) of a job; where: "gpu N" on a machine of several GPUs, else ""."""
+        gpu = self.take_gpu()
+        try:
+            results, timed_out = run_job(job.request, job.timeout, job.log, job.threads, gpu)
+        finally:
+            self.give_back(gpu)
+        return results, timed_out, f"gpu {gpu}" if len(self.gpus) > 1 else ""
+
+    def take_gpu(self) -> str | None:
+        """The GPU running the fewest jobs (the first of them on a tie), None without GPUs."""
+        if not self.gpus:
+            return None
+        with self.lock:
+            gpu = min(self.gpus, key=self.running.__getitem__)
+            self.running[gpu] += 1
+        return gpu
+
+    def give_back(self, gpu: str | None) -> None:
+        if gpu is not None:
+            with self.lock:
+                self.running[gpu] -= 1
+
+
+def visible_gpus() -> list[str]:
+    """The GPUs a local run spreads its jobs over, named as `CUDA_VISIBLE_DEVICES` names them (every GPU of the
+    machine when it is unset); none on a CPU run."""
+    import torch
+
+    import utils
+
+    if not utils.mode().is_gpu:
+        return []
+    count = torch.cuda.device_count()
+    if named := os.environ.get("CUDA_VISIBLE_DEVICES"):
+        return [name.strip() for name in named.split(",") if name.strip()][:count]
+    return [str(index) for index in range(count)]
 
 
 def pack(paths: list[Path], base: Path = Path("/")) -> bytes:

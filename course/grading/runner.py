@@ -12,6 +12,7 @@ import tempfile
 from pathlib import Path
 
 from course import ROOT
+from utils.measure import LOCK_DIR_ENV
 
 
 def worker_env(threads: int | None = None) -> dict[str, str]:
@@ -24,6 +25,17 @@ def worker_env(threads: int | None = None) -> dict[str, str]:
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH", "")) if p)
     env["TQDM_DISABLE"] = "1"  # a progress bar in graded code writes to stderr, which zeroes a test cell
     env["PYTHONUNBUFFERED"] = "1"
+    env.setdefault(
+        LOCK_DIR_ENV, tempfile.gettempdir()
+    )  # each job's TMPDIR is its own: the GPU timing locks are not
+    return env
+
+
+def job_env(threads: int | None, scratch: Path, gpu: str | None) -> dict[str, str]:
+    """A job's environment: `worker_env`, its own temporary folder, and the one GPU it runs on when given."""
+    env = {**worker_env(threads), "TMPDIR": str(scratch)}
+    if gpu is not None:
+        env["CUDA_VISIBLE_DEVICES"] = gpu
     return env
 
 
@@ -64,9 +76,10 @@ def sweep_abandoned_jobs() -> None:
 
 
 def run_job(
-    request: dict, timeout: float, log: Path | None = None, threads: int | None = None
+    request: dict, timeout: float, log: Path | None = None, threads: int | None = None, gpu: str | None = None
 ) -> tuple[dict, bool]:
-    """(results, timed_out) of one worker job; results hold whatever finished before a timeout."""
+    """(results, timed_out) of one worker job, on the GPU `gpu` when given (a name `CUDA_VISIBLE_DEVICES` takes);
+    results hold whatever finished before a timeout."""
     sweep_abandoned_jobs()
     with (
         tempfile.TemporaryDirectory(prefix=f"{JOB_PREFIX}{os.getpid()}-") as tmp,
@@ -80,7 +93,7 @@ def run_job(
         proc = subprocess.Popen(
             [sys.executable, "-m", "course.grading.worker", str(request_path), str(result_path)],
             cwd=ROOT,
-            env={**worker_env(threads), "TMPDIR": str(scratch)},
+            env=job_env(threads, scratch, gpu),
             stdout=sink,
             stderr=subprocess.STDOUT,
         )
