@@ -34,7 +34,8 @@ from labpage import (  # noqa: E402
 )
 from playwright.sync_api import expect  # noqa: E402
 
-from course import notebooks, submissions  # noqa: E402
+from course import notebooks  # noqa: E402
+from course.grading import submissions  # noqa: E402
 
 NOTEBOOK = "flash_attention_pytorch.ipynb"
 UNITS = sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "release").glob("*/*.ipynb"))
