@@ -193,3 +193,15 @@ def test_two_students_and_the_instructor_through_the_hub(hub, chromium):
     ):
         opened = as_user(ben, "ls", str(private)) if private.is_dir() else as_user(ben, "cat", str(private))
         assert opened.returncode != 0 and "Permission denied" in opened.stderr, (private, opened.stdout)
+
+    assert hub.stop() == 0, "Ctrl-C"
+    deadline = time.monotonic() + 30
+    while any(running_as(name) for name in STUDENTS) and time.monotonic() < deadline:
+        time.sleep(1)
+    assert not [name for name in STUDENTS if running_as(name)], (
+        "Ctrl-C stops every student's server and kernel"
+    )
+
+
+def running_as(name: str) -> bool:
+    return subprocess.run(["pgrep", "-u", name], capture_output=True).returncode == 0
