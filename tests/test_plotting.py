@@ -89,6 +89,7 @@ def fresh_machine_fonts(monkeypatch):
     manager = font_manager.fontManager
     monkeypatch.setattr(manager, "ttflist", [f for f in manager.ttflist if not _draws_chinese(f.fname)])
     monkeypatch.setitem(matplotlib.rcParams, "font.sans-serif", list(matplotlib.rcParams["font.sans-serif"]))
+    monkeypatch.setitem(matplotlib.rcParams, "font.family", list(matplotlib.rcParams["font.family"]))
     plotting.cjk_font.cache_clear()
     manager._findfont_cached.cache_clear()
     yield
@@ -100,7 +101,7 @@ def missing_glyphs() -> list[str]:
     """matplotlib's missing-glyph warnings while a figure with bilingual labels is drawn."""
     ax = plotting.axes()
     ax.set_xlabel(plotting.text("序列长度 N", "sequence length N"))
-    ax.set_title(plotting.text("峰值显存", "peak memory"))
+    ax.set_title(plotting.text("峰值显存（10⁸ 字节）", "peak memory (10⁸ bytes)"))  # no CJK font has ⁸
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         ax.figure.savefig(io.BytesIO(), format="png")

@@ -74,9 +74,11 @@ def text(zh: str, en: str) -> str:
 
 
 def _use_fonts() -> None:
+    """The CJK font first; matplotlib's own DejaVu Sans draws what it lacks (superscripts such as 10⁸)."""
     font = cjk_font()
     if font and plt.rcParams["font.sans-serif"][:1] != [font]:
         plt.rcParams["font.sans-serif"] = [font, *plt.rcParams["font.sans-serif"]]
+        plt.rcParams["font.family"] = ["sans-serif", "DejaVu Sans"]
         plt.rcParams["axes.unicode_minus"] = False
 
 
