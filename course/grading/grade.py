@@ -35,6 +35,7 @@ from tqdm import tqdm
 import utils
 from course import notebooks
 from course.grading import gradebook_db, intake, lms, semester, similarity, stats
+from course.grading.atomic import replace_text
 from course.grading.pool import Job, LocalPool, NotGraded, RayPool, open_pool
 from course.grading.runner import run_job
 from course.judge import sandbox as judge_sandbox
@@ -109,9 +110,7 @@ def save_progress(course: Course, row: Row) -> None:
     record["digest"] = submission_digest(course, row.student, row.unit)
     path = progress_folder(course) / f"{row.student}__{row.unit}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_suffix(".partial")
-    partial.write_text(json.dumps(record, ensure_ascii=False), encoding="utf-8")
-    partial.replace(path)
+    replace_text(path, json.dumps(record, ensure_ascii=False))
 
 
 def saved_record(course: Course, student: str, unit: str) -> dict | None:

@@ -50,6 +50,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from course import ROOT
+from course.grading.atomic import replace_csv
 from course.layout import Course
 from utils.messages import bilingual
 
@@ -468,12 +469,7 @@ def refresh_late_columns(course: Course) -> None:
     for line in lines:
         when = dt.datetime.fromisoformat(line["submitted_at"]) if line["submitted_at"] else None
         line.update(late_columns(policy, line["student_id"], line["unit"], when, float(line["score"])))
-    partial = path.with_suffix(".partial")
-    with partial.open("w", newline="", encoding="utf-8") as f:
-        writer = csv.DictWriter(f, columns)
-        writer.writeheader()
-        writer.writerows(lines)
-    partial.replace(path)
+    replace_csv(path, columns, lines)
 
 
 # ---- provenance ------------------------------------------------------------------------------------------

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from course import notebooks
 from course.grading import intake
+from course.grading.atomic import replace_csv, replace_text
 from course.judge.student_code import solution_sources
 from course.layout import Course
 from utils.messages import bilingual
@@ -196,9 +197,7 @@ def record(course: Course, folder: Path, unit: str, found: list[Match], report: 
             "reasons": [reason(mine, report.relative_to(course.root))],
         }
     path = flags_path(course)
-    partial = path.with_suffix(".partial")
-    partial.write_text(json.dumps(flags, ensure_ascii=False, indent=1), encoding="utf-8")
-    partial.replace(path)
+    replace_text(path, json.dumps(flags, ensure_ascii=False, indent=1))
     return earlier
 
 
@@ -222,12 +221,7 @@ def flag_grades(course: Course, unit: str, earlier: dict[str, list[str]]) -> int
         flagged += bool(new)
         line["flag_reasons"] = " | ".join(reasons + new)
         line["flagged"] = "yes" if reasons + new else ""
-    partial = path.with_suffix(".partial")
-    with partial.open("w", newline="", encoding="utf-8") as f:
-        writer = csv.DictWriter(f, columns)
-        writer.writeheader()
-        writer.writerows(lines)
-    partial.replace(path)
+    replace_csv(path, columns, lines)
     return flagged
 
 

@@ -23,6 +23,7 @@ from unittest import mock
 from course import ROOT
 from course.folder import ENV
 from course.grading import gradebook_db
+from course.grading.atomic import replace_text
 
 FAILURE = "There was an error processing assignment: "
 # A kernel can fail to start for reasons of the machine, never of the student's code (two kernels starting at
@@ -369,9 +370,7 @@ def report(what: str, out: dict) -> None:
 
 
 def save(path: Path, results: dict) -> None:
-    partial = path.with_suffix(".partial")
-    partial.write_text(json.dumps(results, indent=1, ensure_ascii=False), encoding="utf-8")
-    partial.replace(path)
+    replace_text(path, json.dumps(results, indent=1, ensure_ascii=False))
 
 
 def main(argv: list[str]) -> int:
