@@ -130,7 +130,7 @@ def test_a_case_that_was_not_graded_shows_the_last_error_of_its_own_job(monkeypa
         ]
     )
 
-    def crashed_job(request, timeout, log, threads=None):
+    def crashed_job(request, timeout, log, threads=None, gpu=None):
         with open(log, "a", encoding="utf-8") as sink:
             sink.write(next(logged))
         return {}, False
