@@ -2,17 +2,15 @@
 gradebook of a sequential run (each pair graded against a private gradebook, then merged), a crashing
 student stays isolated, and a parallel re-run is idempotent."""
 
-import shutil
 import time
 
 import pytest
 from nbgrader.api import Gradebook
-from pipeline_fixture import FIXTURE, FIXTURE_COURSE, UNIT
+from pipeline_fixture import UNIT, course_copy, sample_class_with_blank
 
-from course import cli, demo, release
+from course import cli
 from course.grading import grade, worker
 from course.grading.runner import run_job, worker_env
-from course.layout import SAMPLE_CLASS, Course
 
 
 def snapshot(root):
@@ -42,22 +40,12 @@ def outcome(rows):
     return [(r.student, r.unit, r.score, r.max_score, r.status) for r in rows]
 
 
-def course_copy(root):
-    course = Course(root, FIXTURE_COURSE.wrong)
-    shutil.copytree(FIXTURE / "source", course.source)
-    return course
-
-
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
     """The sample class plus a student who left one notebook blank and skipped the other, graded 3 at a
     time; again one at a time in another course root, then there by nbgrader directly; then re-run."""
     tmp = tmp_path_factory.mktemp("parallel")
-    release.build(FIXTURE_COURSE, [UNIT], tmp / "release")
-    class_folder = tmp / "class"
-    demo.build_class(FIXTURE_COURSE, tmp / "release", SAMPLE_CLASS / "class.toml", class_folder, [UNIT])
-    (class_folder / "dan_blank" / UNIT).mkdir(parents=True)
-    shutil.copy(tmp / "release" / UNIT / "logsumexp.ipynb", class_folder / "dan_blank" / UNIT)
+    class_folder = sample_class_with_blank(tmp)
     mp = pytest.MonkeyPatch()
     mp.setenv("FLASH_COURSE_CELL_TIMEOUT", "10")
     parallel = course_copy(tmp / "parallel")

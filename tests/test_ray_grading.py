@@ -18,11 +18,10 @@ from pathlib import Path
 
 import psutil
 import pytest
-from pipeline_fixture import FIXTURE, FIXTURE_COURSE, UNIT
+from pipeline_fixture import FIXTURE_COURSE, UNIT, course_copy, sample_class_with_blank
 
-from course import cli, demo, doctor, release, selftest
+from course import cli, doctor, selftest
 from course.grading import grade, pool
-from course.layout import SAMPLE_CLASS, Course
 
 if not os.environ.get("CI"):  # CI installs the cluster extra (course.sh test): there a missing Ray fails
     pytest.importorskip("ray")
@@ -178,12 +177,6 @@ class Killer(threading.Thread):
             time.sleep(0.2)
 
 
-def course_copy(root: Path) -> Course:
-    course = Course(root, FIXTURE_COURSE.wrong)
-    shutil.copytree(FIXTURE / "source", course.source)
-    return course
-
-
 def outcome(rows):
     return [(r.student, r.unit, r.score, r.max_score, r.status, r.cells) for r in rows]
 
@@ -194,11 +187,7 @@ def graded(cluster, tmp_path_factory):
     node is killed while it grades its second pair."""
     address, second, names = cluster
     tmp = tmp_path_factory.mktemp("ray")
-    release.build(FIXTURE_COURSE, [UNIT], tmp / "release")
-    class_folder = tmp / "class"
-    demo.build_class(FIXTURE_COURSE, tmp / "release", SAMPLE_CLASS / "class.toml", class_folder, [UNIT])
-    (class_folder / "dan_blank" / UNIT).mkdir(parents=True)
-    shutil.copy(tmp / "release" / UNIT / "logsumexp.ipynb", class_folder / "dan_blank" / UNIT)
+    class_folder = sample_class_with_blank(tmp)
     mp = pytest.MonkeyPatch()
     mp.setenv("FLASH_COURSE_CELL_TIMEOUT", "10")
     same_salt = grade.Selection(salt=SALT)
