@@ -237,12 +237,13 @@ def grade_pair(
     unit: str,
     timeout: float,
     scratch: Path,
-    threads: int | None = None,
-    settings: Round = Round(),
-    where: LocalPool | RayPool | None = None,
+    threads: int | None,
+    settings: Round,
+    where: LocalPool | RayPool,
 ) -> Row:
-    """Grade one student's unit against a private copy of the gradebook, `scratch/gradebook.db`, in this
-    machine's pool or `where` (a Ray cluster: the files the job reads go to its node, what it writes comes back)."""
+    """Grade one student's unit against a private copy of the gradebook, `scratch/gradebook.db`, in the run's
+    pool `where` (this machine's, or a Ray cluster's: the files the job reads go to its node, what it writes comes
+    back)."""
     submitted = course.submitted / student / unit
     present = [nb for nb in course.notebooks(unit) if (submitted / nb).exists()]
     row = Row(student, unit, unit_points(course, unit))
@@ -274,7 +275,7 @@ def grade_pair(
             scratch / "gradebook.db",
         ),
     )
-    results, timed_out, row.node = (where or LocalPool()).run(job)
+    results, timed_out, row.node = where.run(job)
     for nb in present:
         entry = results.get(student, {}).get(nb)
         if entry is None:
