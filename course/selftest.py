@@ -381,6 +381,44 @@ def skipped(course: Course, unit: str, nb_name: str) -> frozenset[str]:
     return frozenset(grade.unawardable(course, unit, nb_name))
 
 
+def caught_visibly(case: Case) -> bool:
+    """A wrong implementation whose notebook shows the mistake: the visible self-check of a test cell it must fail
+    fails (or errors) when the notebook runs."""
+    selfchecks = (case.result.get("judge") or {}).get("selfchecks", {})
+    return any(selfchecks.get(g) is False for g in case.must_fail)
+
+
+def visible_catch(cases: list[Case]) -> dict[str, tuple[int, list[str]]]:
+    """Per unit: (how many of its graded wrong implementations the visible self-checks catch, the names of those
+    they miss). Cases that were not graded are left out."""
+    catch: dict[str, tuple[int, list[str]]] = {}
+    for case in cases:
+        if case.kind != "wrong" or case.result.get("status") != "graded":
+            continue
+        caught, missed = catch.get(case.unit, (0, []))
+        if caught_visibly(case):
+            caught += 1
+        else:
+            missed = [*missed, case.student.removeprefix("wrong-")]
+        catch[case.unit] = (caught, missed)
+    return catch
+
+
+def print_visible_catch(cases: list[Case]) -> None:
+    """One line per unit: the share of wrong implementations the student would see fail in the notebook."""
+    for unit, (caught, missed) in sorted(visible_catch(cases).items()):
+        total = caught + len(missed)
+        print(
+            bilingual(
+                f"{unit}：可见自检发现 {caught}/{total} 个错误实现（{caught / total:.0%}）",
+                f"{unit}: the visible self-checks catch {caught} of {total} wrong implementations "
+                f"({caught / total:.0%})",
+            )
+        )
+        if missed:
+            print(f"    {bilingual('未发现', 'missed')}: {', '.join(missed)}")
+
+
 def report(course: Course, cases: list[Case], problems: list[str]) -> int:
     """Print the table; the number of surprises."""
     surprises = len(problems)
@@ -409,6 +447,7 @@ def report(course: Course, cases: list[Case], problems: list[str]) -> int:
                 "(run selftest on a GPU to really grade them)",
             )
         )
+    print_visible_catch(cases)
     for problem in problems:
         print(f"✗ {problem}")
     if surprises:

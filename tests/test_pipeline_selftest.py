@@ -93,6 +93,26 @@ def test_a_mistake_whose_visible_self_check_passes_is_a_surprise_when_its_header
     assert case.verdict({"test_x": 1.0}) is None
 
 
+def test_the_visible_catch_rate_counts_graded_mistakes_whose_notebook_check_fails(capsys):
+    def case(unit, name, selfchecks, status="graded"):
+        made = selftest.Case(unit, "n.ipynb", f"wrong-{name}", "wrong", None, ("test_x", "test_y"))
+        made.result = {"status": status, "judge": {"selfchecks": selfchecks}}
+        return made
+
+    cases = [
+        case("u1", "seen", {"test_x": True, "test_y": False}),
+        case("u1", "unseen", {"test_x": True, "test_y": True}),
+        case("u1", "crashed", {}, status="error"),
+        case("u2", "seen_too", {"test_x": False}),
+        selftest.Case("u1", "n.ipynb", "solution", "solution", None),
+    ]
+    assert selftest.visible_catch(cases) == {"u1": (1, ["unseen"]), "u2": (1, [])}
+    selftest.print_visible_catch(cases)
+    out = capsys.readouterr().out
+    assert "u1: the visible self-checks catch 1 of 2 wrong implementations (50%)" in out
+    assert "missed: unseen" in out and "u2: the visible self-checks catch 1 of 1" in out
+
+
 def test_selfcheck_fails_header_is_parsed(tmp_path):
     path = tmp_path / "w.py"
     path.write_text(
