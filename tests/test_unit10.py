@@ -216,23 +216,47 @@ def _busy(bars) -> list[tuple[float, float]]:
     return sorted((start, start + width) for start, width, _ in bars)
 
 
+def _gemms(rows) -> list[tuple[float, float]]:
+    return sorted((s, s + w) for bars in rows.values() for s, w, kind in bars if kind == "gemm")
+
+
 def test_the_schedules_overlap_without_double_booking_a_unit():
     tiles = 4
     sequential = hopper_plots.fa2_schedule(tiles)
     assert _end(sequential) == pytest.approx(4 * tiles)  # load, GEMM, softmax, GEMM: one unit each
-    for schedule in (hopper_plots.pingpong_schedule, hopper_plots.intra_warpgroup_schedule):
+    for schedule, query_blocks in (
+        (hopper_plots.pingpong_schedule, 2),
+        (hopper_plots.intra_warpgroup_schedule, 1),
+    ):
         rows = schedule(tiles)
-        assert _end(rows) < _end(sequential)
-        gemms = sorted(
-            (s, s + w) for bars in rows.values() for s, w, kind in bars if kind == "gemm"
-        )  # the tensor cores run one GEMM at a time
-        assert len(gemms) == 2 * tiles
+        assert _end(rows) < query_blocks * _end(sequential)
+        gemms = _gemms(rows)  # the tensor cores run one GEMM at a time
+        assert len(gemms) == 2 * tiles * query_blocks
         assert all(
             a_end <= b_start + 1e-9 for (_, a_end), (b_start, _) in zip(gemms, gemms[1:], strict=False)
         )
-    for bars in hopper_plots.intra_warpgroup_schedule(tiles).values():
-        spans = _busy(bars)
-        assert all(a[1] <= b[0] + 1e-9 for a, b in zip(spans, spans[1:], strict=False))
+        assert hopper_plots.tensor_busy(rows)[1] > hopper_plots.tensor_busy(sequential)[1]
+    for schedule in (hopper_plots.pingpong_schedule, hopper_plots.intra_warpgroup_schedule):
+        for bars in schedule(tiles).values():
+            spans = _busy(bars)
+            assert all(a[1] <= b[0] + 1e-9 for a, b in zip(spans, spans[1:], strict=False))
+
+
+def test_each_pingpong_consumer_walks_every_key_tile_of_its_own_rows():
+    """FlashAttention-3 gives each consumer warpgroup its own query rows over all the keys (not half the keys of
+    one query tile); one's softmax runs while the other's GEMMs do."""
+    tiles = 4
+    _, first, second = hopper_plots.pingpong_schedule(tiles).values()
+    for bars in (first, second):
+        kinds = [kind for _, _, kind in sorted(bars)]
+        assert kinds == ["gemm", "softmax", "gemm"] * tiles  # S_j, softmax_j, O += P_j V_j for every key tile
+    other_gemms = _busy([bar for bar in second if bar[2] == "gemm"])
+    overlapped = [
+        (s, s + w)
+        for s, w, kind in first
+        if kind == "softmax" and any(a < s + w and s < b for a, b in other_gemms)
+    ]
+    assert overlapped
 
 
 def test_plot_schedules_draws_three_labelled_panels():

@@ -31,18 +31,35 @@ def fa2_schedule(tiles: int) -> dict[str, list[tuple[float, float, str]]]:
 
 
 def pingpong_schedule(tiles: int) -> dict[str, list[tuple[float, float, str]]]:
-    """A producer warp issues TMA loads ahead; two consumer warpgroups take turns: while one runs its softmax,
-    the other's GEMMs keep the tensor cores busy."""
-    gemm, soft, load = SCHEDULE_UNITS["gemm"], SCHEDULE_UNITS["softmax"], SCHEDULE_UNITS["load"]
+    """A producer warp issues the TMA loads of the K/V tiles ahead; two consumer warpgroups, each with its own rows
+    of the query tile, walk all `tiles` key tiles (S_j = Q K_jᵀ, softmax, O += P_j V_j) and take turns on the
+    tensor cores, which run one GEMM at a time: while one runs its softmax, the other's GEMMs keep them busy.
+    Twice the work of the other schedules (two query row blocks), placed greedily, each step as early as its
+    inputs and the tensor cores allow."""
+    load = SCHEDULE_UNITS["load"]
     producer = [(i * load, load, "load") for i in range(tiles)]
-    rows = {text("生产者（TMA）", "producer (TMA)"): producer}
-    for group in range(2):  # each group's two GEMMs run while the other group computes its softmax
-        row, t = [], load + group * 2 * gemm
-        for _ in range(tiles // 2):
-            row += [(t, gemm, "gemm"), (t + gemm, gemm, "gemm"), (t + 2 * gemm, soft, "softmax")]
-            t += 4 * gemm
-        rows[text(f"消费者 {group + 1}", f"consumer {group + 1}")] = row
-    return rows
+    steps = ["gemm", "softmax", "gemm"] * tiles  # S_j = Q K_jᵀ, softmax_j, O += P_j V_j for each key tile
+    done, ready, tensor_free = [0, 0], [0.0, 0.0], 0.0
+    rows: list[list[tuple[float, float, str]]] = [[], []]
+
+    def start(group: int) -> float:
+        loaded = (done[group] // 3 + 1) * load  # K_j and V_j have arrived
+        return max(ready[group], loaded, tensor_free if steps[done[group]] == "gemm" else 0.0)
+
+    while min(done) < len(steps):
+        waiting = [g for g in range(2) if done[g] < len(steps)]
+        group = min(waiting, key=lambda g: (start(g), ready[g], g))
+        kind, t = steps[done[group]], start(group)
+        rows[group].append((t, SCHEDULE_UNITS[kind], kind))
+        ready[group] = t + SCHEDULE_UNITS[kind]
+        if kind == "gemm":
+            tensor_free = ready[group]
+        done[group] += 1
+    return {
+        text("生产者（TMA）", "producer (TMA)"): producer,
+        text("消费者 1（查询行的前一半）", "consumer 1 (first half of the query rows)"): rows[0],
+        text("消费者 2（查询行的后一半）", "consumer 2 (second half of the query rows)"): rows[1],
+    }
 
 
 def intra_warpgroup_schedule(tiles: int) -> dict[str, list[tuple[float, float, str]]]:
@@ -65,19 +82,32 @@ def intra_warpgroup_schedule(tiles: int) -> dict[str, list[tuple[float, float, s
     }
 
 
+def tensor_busy(rows: dict[str, list[tuple[float, float, str]]]) -> tuple[float, float]:
+    """A schedule's total time and the share of it the tensor cores spend on GEMMs."""
+    end = max(start + width for bars in rows.values() for start, width, _ in bars)
+    gemms = sum(width for bars in rows.values() for _, width, kind in bars if kind == "gemm")
+    return end, gemms / end
+
+
 def plot_schedules(tiles: int = 4):
     """Three timelines of the same `tiles` key tiles, one panel each; returns the figure."""
     import matplotlib.pyplot as plt
 
     panels = [
-        (fa2_schedule, text("FlashAttention-2：顺序执行", "FlashAttention-2: in order")),
-        (pingpong_schedule, text("生产者/消费者 + 乒乓调度", "producer/consumer + pingpong")),
-        (intra_warpgroup_schedule, text("线程束组内重叠", "intra-warpgroup overlap")),
-    ]
+        (fa2_schedule, "FlashAttention-2：顺序执行", "FlashAttention-2: in order"),
+        (pingpong_schedule, "生产者/消费者 + 乒乓调度（两个消费者，两倍的查询行）",
+         "producer/consumer + pingpong (two consumers, twice the query rows)"),
+        (intra_warpgroup_schedule, "线程束组内重叠", "intra-warpgroup overlap"),
+    ]  # fmt: skip
     fig, grid = plt.subplots(len(panels), 1, figsize=(11, 7), sharex=True)
     end = 0.0
-    for ax, (schedule, title) in zip(grid, panels, strict=True):
+    for ax, (schedule, zh, en) in zip(grid, panels, strict=True):
         rows = schedule(tiles)
+        total, busy = tensor_busy(rows)
+        title = text(
+            f"{zh}：{total:g} 个单位，张量核心忙 {busy:.0%}",
+            f"{en}: {total:g} units, tensor cores busy {busy:.0%}",
+        )
         for y, bars in enumerate(rows.values()):
             for start, width, kind in bars:
                 ax.broken_barh([(start, width * 0.96)], (y - 0.4, 0.8), color=COLOURS[kind])
@@ -119,4 +149,5 @@ __all__ = [
     "pingpong_schedule",
     "plot_schedules",
     "plot_tile_owners",
+    "tensor_busy",
 ]
