@@ -2,7 +2,8 @@
 
 The bundle is a folder `DEST/flash-attention-student/` and its zip beside it: one folder per unit (the notebooks
 of `release/`), the student-facing package `utils/` (course/AUTHORING.md, "Student / instructor split"), a
-minimal `pyproject.toml` and `requirements.txt`, and `README_STUDENT.md`. Before the zip is written the bundle
+minimal `pyproject.toml` and `requirements.txt`, `README_STUDENT.md`, and the course's H100 measurements that
+unit 10 cites and its exercises read (`utils.hopper_results.FILES`, at their repository paths). Before the zip is written the bundle
 is scanned: no solution or hidden-test region of `source/`, no instructor module (`course`).
 """
 
@@ -16,6 +17,7 @@ from pathlib import Path
 
 from course import ROOT, notebooks
 from course.layout import COURSE, Course
+from utils import hopper_results
 from utils.messages import bilingual
 
 NAME = "flash-attention-student"
@@ -44,6 +46,10 @@ jupyter lab               # 打开各单元文件夹中的笔记本 / open the n
 ## 内容 · Contents
 
 {units}
+
+`benchmarks/results/h100/hopper/` 是课程在 H100 上的测量结果，单元 10 引用它们，它的练习要读它们。
+/ `benchmarks/results/h100/hopper/` holds the course's measurements on an H100, which unit 10 cites and its
+exercises read.
 
 `utils/` 是笔记本用到的工具（测量、画图、自检用的 float64 参考）。评分代码调用这些参考会被评审程序发现，不得分。
 / `utils/` holds the notebooks' tools (measuring, plotting, the float64 references of the self-checks). Graded
@@ -143,6 +149,10 @@ def write_bundle(course: Course, folder: Path) -> list[str]:
     for unit in units:
         shutil.copytree(course.release / unit, folder / unit, ignore=SKIPPED)
     shutil.copytree(ROOT / "utils", folder / "utils", ignore=SKIPPED)
+    for name in hopper_results.FILES:
+        copy = folder / hopper_results.RESULTS / name
+        copy.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(ROOT / hopper_results.RESULTS / name, copy)
     dependencies = student_dependencies()
     (folder / "pyproject.toml").write_text(
         pyproject_text(dependencies, course_version_number()), encoding="utf-8"

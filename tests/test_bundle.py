@@ -20,6 +20,7 @@ import pytest
 import utils
 from course import ROOT, bundle, notebooks
 from course.layout import COURSE
+from utils import hopper_results
 
 # Cells that are neither exercises nor self-checks but call an exercise, so they fail while it is a stub.
 DEPENDENTS = {
@@ -86,6 +87,9 @@ def test_the_bundle_holds_the_release_utils_and_install_files(built):
     units = sorted(p.parent.name for p in released_notebooks())
     assert sorted(p.parent.name for p in folder.glob("*/*.ipynb")) == units
     assert (folder / "utils" / "__init__.py").is_file()
+    for name in hopper_results.FILES:  # unit 10's H100 evidence, where the unit and utils.hopper_results find it
+        path = Path(hopper_results.RESULTS) / name
+        assert (folder / path).read_bytes() == (ROOT / path).read_bytes(), path
     for path in released_notebooks():
         assert (folder / path.parent.name / path.name).read_bytes() == path.read_bytes()
     pyproject = (folder / "pyproject.toml").read_text()
