@@ -38,8 +38,10 @@ def sqlalchemy_url(given: str) -> str:
 
 
 def shown(given: str) -> str:
-    """The URL without its password, for messages."""
-    return re.sub(r"(://[^:/@]*):.*@", r"\1:***@", given)
+    """The URL without its password (in the user part, or libpq's `password=`/`sslpassword=` parameters), for
+    messages and the course's `.gradebook_db` record."""
+    hidden = re.sub(r"(://[^:/@]*):.*@", r"\1:***@", given)
+    return re.sub(r"(?i)([?&](?:ssl)?password=)[^&#]*", r"\1***", hidden)
 
 
 def is_postgresql(given: str) -> bool:

@@ -29,6 +29,11 @@ from utils.messages import bilingual
 
 CANVAS = re.compile(r"(?P<name>[^_/]+?)(?P<late>_late)?_(?P<user>\d+)_\d+_(?P<file>[^/]+)")
 MOODLE = re.compile(r"(?P<name>[^/]+?)_(?P<user>\d+)_assignsubmission_(?P<plugin>[a-z]+)_/*(?P<file>.+)")
+# Moodle's mark between a name and a file; twice in a member's first part, a student's name (which Moodle may let
+# them edit) or file name holds it, and the member might parse as another participant's: it is left out.
+MOODLE_MARK = re.compile(r"_\d+_assignsubmission_")
+# A spreadsheet runs a cell starting with one of these as a formula; the report's names are the students' own.
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 LAYOUTS = ("canvas", "moodle")
 REPORT_COLUMNS = ["lms_user", "lms_name", "student_id", "unit", "files", "late", "result"]
 
@@ -68,7 +73,8 @@ def submitters(archive: zipfile.ZipFile, layout: str) -> tuple[list[Submitter], 
         if info.is_dir():
             continue
         match = pattern.fullmatch(info.filename)
-        if match is None or match.groupdict().get("plugin", "file") != "file":
+        posing = layout == "moodle" and len(MOODLE_MARK.findall(info.filename.split("/")[0])) > 1
+        if match is None or posing or match.groupdict().get("plugin", "file") != "file":
             stray.append(intake.shown(info.filename))
             continue
         person = found.setdefault(match["user"], Submitter(match["user"], match["name"]))
@@ -100,6 +106,25 @@ def identify(people: list[Submitter], roster: dict[str, dict[str, str]], layout:
         person.student = by_key.get(key, "") if key else ""
         if not person.student:
             person.result = bilingual(f"未知学生：{what[0]}", f"unknown student: {what[1]}")
+    refuse_shared(people)
+
+
+def refuse_shared(people: list[Submitter]) -> None:
+    """Refuse every submitter of a student several submitters map to (a Moodle student renamed like a classmate):
+    none is guessed, and the student's earlier upload, if any, stays as it was."""
+    claims: dict[str, list[Submitter]] = {}
+    for person in people:
+        if person.student:
+            claims.setdefault(person.student, []).append(person)
+    for student, claimants in claims.items():
+        if len(claimants) > 1:
+            users = ", ".join(sorted(p.user for p in claimants))
+            for person in claimants:
+                person.result = bilingual(
+                    f"拒收：下载中有 {len(claimants)} 名提交者（{users}）都对应学生 {student}，一份也不猜",
+                    f"refused: {len(claimants)} submitters of the download ({users}) map to the student {student}; "
+                    "none is guessed",
+                )
 
 
 def notebook_name(original: str, notebooks: list[str], only_notebook: bool) -> str:
@@ -120,6 +145,11 @@ def upload(archive: zipfile.ZipFile, person: Submitter, unit: str, notebooks: li
     return intake.Upload(person.student, unit, lambda: intake.member_files(archive, members, path))
 
 
+def inert(cell: str) -> str:
+    """A report cell a spreadsheet shows as text: one starting like a formula gets a leading '."""
+    return f"'{cell}" if cell.startswith(FORMULA_START) else cell
+
+
 def write_report(path: Path, people: list[Submitter], stray: list[str], unit: str) -> None:
     with path.open("w", newline="", encoding="utf-8") as f:
         writer = csv.writer(f)
@@ -127,9 +157,9 @@ def write_report(path: Path, people: list[Submitter], stray: list[str], unit: st
         for p in people:
             files = " | ".join(intake.shown(name) for name, _ in p.members)
             row = [p.user, intake.shown(p.name), p.student, unit, files, "yes" if p.late else "", p.result]
-            writer.writerow(row)
+            writer.writerow(map(inert, row))
         for name in stray:
-            writer.writerow(["", "", "", unit, name, "", "left out: not in the LMS's layout"])
+            writer.writerow(map(inert, ["", "", "", unit, name, "", "left out: not in the LMS's layout"]))
 
 
 def import_zip(

@@ -35,6 +35,8 @@ RETRIES = 2  # a task whose node or worker process dies is run again at most thi
 # A request's folders, rewritten for the node's copy of them.
 PATH_KEYS = ("root", "source", "gradebook", "judge_reports")
 CONNECT_SECONDS = 5.0
+# What one job's outputs may unpack to on the head (a submission is at most 128 MiB, a graded notebook's outputs 8).
+OUTPUT_BYTES = 1 << 30
 
 
 class NotGraded(Exception):
@@ -122,11 +124,41 @@ def pack(paths: list[Path], base: Path = Path("/")) -> bytes:
     return buffer.getvalue()
 
 
-def unpack(archive: bytes, base: Path) -> None:
-    """Extract `pack`'s archive under `base` (tarfile's "data" filter: no links out, no devices, no absolute
-    names)."""
+def unpack(archive: bytes, base: Path, keep=tarfile.data_filter) -> None:
+    """Extract `pack`'s archive under `base` through the tarfile filter `keep` (by default the "data" filter: no
+    links out, no devices, no absolute names)."""
     with tarfile.open(fileobj=io.BytesIO(archive), mode="r:gz") as tar:
-        tar.extractall(base, filter="data")
+        tar.extractall(base, filter=keep)
+
+
+def plain_within(limit: int):
+    """The tarfile filter for what a node sends back: the "data" filter, then plain files and folders only (a link
+    moved into the course would point at whatever its name reaches there: the salt, another student's folder),
+    at most `limit` bytes in all, judged from the headers before anything is written."""
+    total = 0
+
+    def keep(member: tarfile.TarInfo, base: str) -> tarfile.TarInfo:
+        nonlocal total
+        member = tarfile.data_filter(member, base)
+        if not (member.isfile() or member.isdir()):
+            raise ValueError(
+                bilingual(
+                    f"节点送回的 {member.name} 是链接或特殊文件：只接受普通文件和文件夹（什么都没有放入课程）",
+                    f"a node sent back {member.name}, a link or a special file: only plain files and folders are "
+                    "taken (nothing was placed in the course)",
+                )
+            )
+        total += member.size
+        if total > limit:
+            raise ValueError(
+                bilingual(
+                    f"节点送回的文件超过 {limit >> 20} MiB（什么都没有放入课程）",
+                    f"a node sent back more than {limit >> 20} MiB (nothing was placed in the course)",
+                )
+            )
+        return member
+
+    return keep
 
 
 def node_name() -> str:
@@ -181,9 +213,10 @@ def run_on_node(archive: bytes, request: dict, timeout: float, threads: int, out
 
 def place(archive: bytes, outputs: tuple[Path, ...], base: Path = Path("/")) -> None:
     """Make each of `outputs` here what the node's job left there, named by its path under `base` (removed
-    where it left nothing)."""
+    where it left nothing). Nothing a node sends is trusted: a link, a special file or more than OUTPUT_BYTES is
+    refused (ValueError) before any output changes; members outside `outputs` are never placed."""
     with tempfile.TemporaryDirectory(prefix="course-ray-back-") as tmp:
-        unpack(archive, Path(tmp))
+        unpack(archive, Path(tmp), plain_within(OUTPUT_BYTES))
         for path in outputs:
             made = Path(tmp) / path.relative_to(base)
             if path.is_dir():

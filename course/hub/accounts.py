@@ -42,9 +42,16 @@ def read_json(path: Path) -> dict:
 
 def write_private(path: Path, data: dict) -> None:
     """Write `data` as JSON readable by root only, replacing the file in one step."""
+    write_secret(path, json.dumps(data, indent=1, sort_keys=True))
+
+
+def write_secret(path: Path, text: str) -> None:
+    """Replace `path` in one step by a file holding `text`, readable by root only from its creation (made then
+    chmod-ed, a student polling the hub's folder, 0755, could open it in between and keep reading)."""
     tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(data, indent=1, sort_keys=True))
-    tmp.chmod(0o600)
+    tmp.unlink(missing_ok=True)
+    with os.fdopen(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600), "w") as out:
+        out.write(text)
     tmp.replace(path)
 
 
@@ -114,9 +121,7 @@ def instructor_password(hub_dir: Path, name: str) -> str | None:
     password = secrets.token_urlsafe(12)
     stored[name] = hashed(password)
     write_private(path, stored)
-    note = hub_dir / INSTRUCTOR_PASSWORD
-    note.write_text(password + "\n")
-    note.chmod(0o600)
+    write_secret(hub_dir / INSTRUCTOR_PASSWORD, password + "\n")
     return password
 
 
