@@ -11,6 +11,7 @@ import io
 import json
 import os
 import stat
+import subprocess
 import sys
 import tarfile
 import zipfile
@@ -19,9 +20,10 @@ from pathlib import Path
 import pytest
 from pipeline_fixture import FIXTURE, UNIT, course_copy
 
-from course.grading import gradebook_db, intake, lms_import, pool
+from course.grading import gradebook_db, intake, lms_import, pool, runner
 from course.hub import accounts
 from course.layout import Course
+from utils.measure import LOCK_DIR_ENV
 
 ROSTER = "student_id,name,canvas_id\nalice,Alice Li,101\nbob,Bob Wang,102\nmallory,Mal Lory,103\n"
 
@@ -330,3 +332,18 @@ def test_the_hubs_password_files_are_never_readable_by_others_while_written(tmp_
     assert exposed == []
     for name in (accounts.PASSWORDS, accounts.INSTRUCTOR_PASSWORD, "settings.json"):
         assert stat.S_IMODE((hub / name).stat().st_mode) == 0o600
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to act as another account")
+def test_another_account_on_the_grading_host_cannot_hold_the_gpu_timing_lock(monkeypatch):
+    """A student with a terminal on the hub's host makes the grader's timing lock file first (a predictable name)
+    and holds it: every GPU timing of the class would wait on it. The grader's lock folder is its own."""
+    monkeypatch.delenv(LOCK_DIR_ENV, raising=False)
+    lock = Path(runner.worker_env()[LOCK_DIR_ENV]) / f"flash-course-timing-{os.getuid()}-gpu-0.lock"
+    nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+    made = subprocess.run([*nobody, "touch", str(lock)], capture_output=True)
+    try:
+        assert made.returncode != 0, f"another account made {lock}"
+    finally:
+        if made.returncode == 0:
+            lock.unlink()

@@ -4,7 +4,6 @@ across jobs whose temporary folders differ."""
 import os
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 import types
@@ -53,7 +52,7 @@ def test_a_job_sees_its_gpu_alone_and_the_graders_lock_folder(tmp_path):
     env = runner.job_env(None, tmp_path, "1")
     assert env["CUDA_VISIBLE_DEVICES"] == "1"
     assert env["TMPDIR"] == str(tmp_path)
-    assert env[LOCK_DIR_ENV] == tempfile.gettempdir() != str(tmp_path)
+    assert env[LOCK_DIR_ENV] == runner.lock_folder() != str(tmp_path)
     unpinned = runner.job_env(None, tmp_path, None)
     assert unpinned.get("CUDA_VISIBLE_DEVICES") == os.environ.get("CUDA_VISIBLE_DEVICES")
 
