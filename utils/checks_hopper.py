@@ -26,7 +26,7 @@ import sys
 import torch
 
 from utils import checks_flash_triton as unit08
-from utils import hopper
+from utils import hopper, hopper_results
 from utils.attention import course_kernels
 from utils.grading import assert_close, forbid_shortcuts, random_qkv, reference_attention
 from utils.measure import assert_warm_calls_not_far_too_slow, attention_flops, compare_ms, round_ms
@@ -60,8 +60,10 @@ SPEED_SHAPE = (32, 4096, 128, F16)  # B·H, N, d, dtype (non-causal: the case wh
 SPEEDUP_OVER_UNIT08 = 0.6
 _WARMUP, _ROUNDS, _REPEATS = 5, 5, 10
 CPU_SPEED_NOTE = bilingual(
-    "速度只在 GPU 上评分：本单元格在这里得 0 分（解释器中无法测量速度）；教师会在 GPU 上评分",
-    "speed is only graded on a GPU: 0 points here (speed cannot be measured in the interpreter); "
+    "速度只在 GPU 上评分：本单元格在这里得 0 分（解释器中无法测量速度；与单元 09 不同，那里只在 GPU 上测的性质在 CPU "
+    "上不计入权重，而这个单元格只有速度一项）；教师会在 GPU 上评分",
+    "speed is only graded on a GPU: 0 points here (speed cannot be measured in the interpreter; unlike unit 09, "
+    "whose GPU-only properties are left out of a cell's weights on a CPU, this cell has no other property); "
     "your instructor grades on a GPU",
 )
 
@@ -141,6 +143,28 @@ def unit08_forward():
     return lambda q, k, v: reference.FlashAttentionTriton.apply(q, k, v, False)
 
 
+def sdpa_flash(q, k, v):
+    """SDPA's flash backend: the peer of the committed H100 ratio a student's machine compares with."""
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
+        return unit08.sdpa(q, k, v)
+
+
+def student_peer():
+    """Without the course's kernels: SDPA flash (the committed ratio's peer) where the GPU has it (sm80+)."""
+    cap = hopper.capability()
+    return (sdpa_flash, "SDPA flash") if cap is not None and cap >= (8, 0) else (unit08.sdpa, "SDPA")
+
+
+def bar_over_sdpa_flash() -> float:
+    """The judge's threshold in units of SDPA flash's throughput on the H100: SPEEDUP_OVER_UNIT08 times the
+    unit-08 kernel's ratio to SDPA flash in the course's committed float16 forward (d = 128, N = 4096)."""
+    return SPEEDUP_OVER_UNIT08 * hopper_results.forward_ratio(
+        "triton", "sdpa_flash", d=SPEED_SHAPE[2], n=SPEED_SHAPE[1]
+    )
+
+
 def speed_inputs():
     b, n, d, dtype = SPEED_SHAPE
     return random_qkv(b, n, n, d, dtype=dtype, device=device(), requires_grad=False)
@@ -155,17 +179,17 @@ def speed_call(attention):
 def speed(module) -> int | None:
     """The `test_hopper_speed` cell: 0 in the interpreter (by value); on a GPU the student's forward against the
     course's unit-08 kernel when installed (None when fast enough, else AssertionError), otherwise the numbers
-    beside SDPA, with a note that the judge compares with the unit-08 kernel."""
+    beside SDPA flash, with the judge's threshold expressed against SDPA flash from the course's H100 results."""
     if interpreter():
         print(CPU_SPEED_NOTE)
         return 0
     b, n, d, _ = SPEED_SHAPE
     flops = attention_flops(b, n, n, d, is_causal=False, backward=False)
     course_peer = unit08_forward()
-    peer, peer_name = (course_peer, "unit 08") if course_peer else (unit08.sdpa, "SDPA")
+    peer, peer_name = (course_peer, "unit 08") if course_peer else student_peer()
     q, k, v = speed_inputs()
     fns = {"student": lambda: module.hopper_attention(q, k, v, False), "peer": lambda: peer(q, k, v)}
-    if peer_name != "SDPA":
+    if course_peer:
         assert_warm_calls_not_far_too_slow([fns["student"]], [fns["peer"]], SPEEDUP_OVER_UNIT08)
     ms = compare_ms(fns, rounds=_ROUNDS, warmup=_WARMUP, repeats=_REPEATS)
     ratio = statistics.median(p / s for p, s in zip(ms["peer"], ms["student"], strict=True))
@@ -174,12 +198,20 @@ def speed(module) -> int | None:
         f"B·H={b}, N={n}, d={d}, float16: {tflops['student']:.0f} TFLOP/s, "
         f"{peer_name} {tflops['peer']:.0f} TFLOP/s ({ratio:.2f}×)"
     )
-    if peer_name == "SDPA":
+    if not course_peer:
+        if peer_name != "SDPA flash":
+            print(bilingual("这里与 SDPA 对比，只作参考", "compared with SDPA here, for information"))
+            return None
+        bar = bar_over_sdpa_flash()
         print(
             bilingual(
-                "没有安装课程参考内核：这里与 SDPA 对比，只作参考；评审程序与单元 08 的内核对比",
-                "the course's reference kernels are not installed: compared with SDPA here, for information; "
-                "the judge compares with the unit-08 kernel",
+                f"没有安装课程参考内核：这里与 SDPA flash 对比，只作参考。评审程序要求达到单元 08 内核的 "
+                f"{SPEEDUP_OVER_UNIT08} 倍；按课程在 H100 上的结果（{hopper_results.RESULTS}/float16），这约等于 "
+                f"SDPA flash 的 {bar:.2f} 倍，你是 {ratio:.2f} 倍（别的 GPU 上只是估计）",
+                f"the course's reference kernels are not installed: compared with SDPA flash here, for information. "
+                f"The judge asks for {SPEEDUP_OVER_UNIT08}× the unit-08 kernel; by the course's H100 results "
+                f"({hopper_results.RESULTS}/float16) that is about {bar:.2f}× SDPA flash, and you are at {ratio:.2f}× "
+                "(only an estimate on another GPU)",
             )
         )
         return None
@@ -219,10 +251,12 @@ __all__ = [
     "GPU_CASES",
     "SPEEDUP_OVER_UNIT08",
     "SPEED_SHAPE",
+    "bar_over_sdpa_flash",
     "check_launches",
     "forward",
     "judged_run",
     "judged_speed",
+    "sdpa_flash",
     "speed",
     "speed_call",
     "tiles_exceed_sms",

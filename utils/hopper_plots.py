@@ -21,13 +21,13 @@ LABELS = {
 
 
 def fa2_schedule(tiles: int) -> dict[str, list[tuple[float, float, str]]]:
-    """One warpgroup does everything in order: load, S = QKᵀ, softmax, O += PV; the tensor cores wait."""
+    """FA2's warps do everything in order: load, S = QKᵀ (mma.sync), softmax, O += PV; the tensor cores wait."""
     t, row = 0.0, []
     for _ in range(tiles):
         for kind in ("load", "gemm", "softmax", "gemm"):  # load K/V, S = QKᵀ, softmax, O += PV
             row.append((t, SCHEDULE_UNITS[kind], kind))
             t += SCHEDULE_UNITS[kind]
-    return {text("线程束组", "warpgroup"): row}
+    return {text("warp（FA2 没有线程束组）", "warps (FA2 has no warpgroups)"): row}
 
 
 def pingpong_schedule(tiles: int) -> dict[str, list[tuple[float, float, str]]]:
