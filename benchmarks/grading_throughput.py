@@ -27,11 +27,13 @@ from course.layout import COURSE, Course
 UNIT = "08_flash_attention_triton"
 
 
-def class_plan(students: int) -> list[tuple[str, str, dict[str, str], tuple[str, ...] | None]]:
+def class_plan(
+    students: int, unit: str = UNIT
+) -> list[tuple[str, str, dict[str, str], tuple[str, ...] | None]]:
     """(student id, kind, overrides {grade_id: source}, cells that must lose points or None) for each student."""
     shuffle = random.Random(0).shuffle  # the same class every run, spread over every exercise
-    variants = [("variant", w) for w in wrong.load(COURSE.variants / UNIT, "variant")]
-    wrongs = [("wrong", w) for w in wrong.load(COURSE.wrong / UNIT)]
+    variants = [("variant", w) for w in wrong.load(COURSE.variants / unit, "variant")]
+    wrongs = [("wrong", w) for w in wrong.load(COURSE.wrong / unit)]
     shuffle(variants)
     shuffle(wrongs)
     pool = [("solution", None)]
@@ -58,24 +60,26 @@ def build(root: Path, plan) -> Course:
     return course
 
 
+def verdict(kind: str, must_fail, row: grade.Row, points: dict[str, float], unawardable: set[str]) -> str:
+    """ "ok", or what went wrong: a legitimate submission short of full marks, a wrong one that lost nothing on a
+    cell it must fail."""
+    cells = {key.split("/", 1)[1]: score for key, score in row.cells.items()}
+    if row.status != "graded":
+        return f"status {row.status}"
+    if kind == "wrong":
+        kept = [g for g in must_fail or () if g not in unawardable and cells.get(g, 0) >= points[g]]
+        return f"kept full marks on {kept}" if kept else "ok"
+    short = [g for g, pts in points.items() if g not in unawardable and cells.get(g, 0) < pts]
+    return f"short on {short}" if short else "ok"
+
+
 def verdicts(
     plan, rows: dict[str, grade.Row], points: dict[str, float], unawardable: set[str]
 ) -> dict[str, str]:
-    """Per student: "ok", or what went wrong (a legitimate submission short of full marks, a wrong one that
-    lost nothing on a cell it must fail)."""
-    out = {}
-    for name, kind, _, must_fail in plan:
-        row = rows[name]
-        cells = {key.split("/", 1)[1]: score for key, score in row.cells.items()}
-        if row.status != "graded":
-            out[name] = f"status {row.status}"
-        elif kind == "wrong":
-            kept = [g for g in must_fail or () if g not in unawardable and cells.get(g, 0) >= points[g]]
-            out[name] = f"kept full marks on {kept}" if kept else "ok"
-        else:
-            short = [g for g, pts in points.items() if g not in unawardable and cells.get(g, 0) < pts]
-            out[name] = f"short on {short}" if short else "ok"
-    return out
+    """Per student: its `verdict`."""
+    return {
+        name: verdict(kind, must_fail, rows[name], points, unawardable) for name, kind, _, must_fail in plan
+    }
 
 
 def judge_reports(course: Course, student: str, nb_name: str, verdict: str) -> dict[str, str]:

@@ -32,14 +32,23 @@ def add_parser(subparsers) -> None:
     )
     parser.add_argument("--no-memory", action="store_true", help="skip the peak-memory sweep")
     parser.add_argument("--no-figures", action="store_true", help="write results.json only")
+    parser.add_argument(
+        "--leaderboard",
+        action="store_true",
+        help="only CS336's leaderboard call: (16, 16384, 64) bf16 causal, o.sum().backward() (leaderboard.json)",
+    )
     parser.set_defaults(run=main)
     add_tune_parser(subparsers)
 
 
 def main(args: argparse.Namespace) -> int:
-    from benchmarks import attention, figures, report
+    from benchmarks import attention, figures, leaderboard, report
     from benchmarks.implementations import IMPLEMENTATIONS
 
+    if args.leaderboard:
+        results = leaderboard.run(args.out or attention.default_out_dir(), args.impls or leaderboard.IMPLS)
+        print(leaderboard.format_table(results))
+        return 0 if all(r["status"] in ("ok", "unavailable") for r in results["records"].values()) else 1
     impls = args.impls or list(IMPLEMENTATIONS)
     unknown = [name for name in impls if name not in IMPLEMENTATIONS]
     if unknown:

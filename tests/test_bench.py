@@ -336,3 +336,30 @@ def test_the_profile_summary_reads_the_committed_nsight_compute_csv():
     assert all(not cell.startswith("0 ") for cell in tensor)
     assert not any("dmma" in name or "imma" in name for name in rows)  # unused pipes are left out
     assert rows["top warp stalls (cycles per issued instruction)"][0].count(",") == 3
+
+
+def test_the_leaderboard_call_is_checked_then_timed_in_parts_and_a_wrong_backward_is_not_timed(
+    tmp_path, monkeypatch
+):
+    from benchmarks import leaderboard
+
+    names = _add(monkeypatch, Implementation("wrong_backward", "gradients doubled", _wrong_backward))
+    results = leaderboard.run(tmp_path, ("sdpa_flash", *names))
+    ok, wrong = results["records"]["sdpa_flash"], results["records"]["wrong_backward"]
+    assert ok["status"] == "ok" and max(ok["error_vs_tolerance"].values()) <= 1
+    assert all(ok[part] > 0 for part in ("whole_ms", "forward_ms", "backward_ms"))
+    assert wrong["status"] == "wrong" and "whole_ms" not in wrong
+    assert wrong["error_vs_tolerance"]["O"] <= 1 < wrong["error_vs_tolerance"]["dQ"]
+    assert json.loads((tmp_path / "leaderboard.json").read_text())["call"].endswith("o.sum().backward()")
+    assert "wrong_backward wrong" in leaderboard.format_table(results)
+
+
+@pytest.mark.gpu
+def test_the_leaderboard_call_on_a_gpu_splits_the_kernels_from_the_rest(tmp_path):
+    from benchmarks import leaderboard
+
+    results = leaderboard.run(tmp_path, ("triton", "sdpa_flash"))
+    for record in results["records"].values():
+        assert record["status"] == "ok", record
+        assert 0 < record["kernels_ms"] <= record["whole_ms"] and record["kernels"]
+        assert record["forward_ms"] < record["whole_ms"]

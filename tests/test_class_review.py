@@ -12,6 +12,9 @@ from course.grading import grade, similarity, stats, submissions
 from course.judge import preprocessor, units
 from course.layout import Course
 
+# ~3 min on CI's 2 cores (a grading of 4 students, unit 06's judge): on the GPU host (tests/README.md)
+pytestmark = pytest.mark.heavy
+
 EVE_LSE = '''def logsumexp(xs):
     """log(sum(exp(x) for x in xs)) without overflow."""
     biggest = xs[0]

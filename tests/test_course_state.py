@@ -59,6 +59,7 @@ def test_grading_in_a_course_folder_leaves_the_checkout_as_it_was(semester):
         assert (first.root / state).exists(), state
 
 
+@pytest.mark.heavy  # one more grading (~1 min on CI's 2 cores)
 def test_a_second_checkout_on_the_same_course_folder_grades_with_the_same_salt_and_gradebook(semester):
     tmp, checkout, _, first, rows = semester
     salt = (first.root / ".grading_salt").read_text()

@@ -99,7 +99,9 @@ def kill_after_first_pair(course: Course) -> None:
     first.wait()
 
 
-@pytest.mark.parametrize("everything", [True, False], ids=["all", "rerun"])
+@pytest.mark.parametrize(
+    "everything", [pytest.param(True, id="all", marks=pytest.mark.heavy), pytest.param(False, id="rerun")]
+)
 def test_grading_killed_half_way_loses_nothing_and_a_rerun_completes(tmp_path, everything):
     """Killed after the first pair: nothing is lost; a rerun grades only what the first run had not finished
     (the first pair is graded once in all), `--all` everything again."""

@@ -6,9 +6,6 @@ addresses and version mismatches are refused before anything changes; without --
 import contextlib
 import json
 import os
-import shutil
-import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -22,122 +19,21 @@ from pipeline_fixture import FIXTURE_COURSE, UNIT, course_copy, sample_class_wit
 
 from course import cli, doctor, selftest
 from course.grading import grade, pool
+from course.grading.local_cluster import kill_node, local_cluster
 
 if not os.environ.get("CI"):  # CI installs the cluster extra (course.sh test): there a missing Ray fails
     pytest.importorskip("ray")
 import ray  # noqa: E402
 
 SALT = "ray-test-salt"
-RAY = str(Path(sys.executable).with_name("ray"))
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def start_node(temp: Path, *options: str) -> subprocess.Popen:
-    """`ray start --block` in a process group of its own (killed by the test, never by name). Its agents get
-    their ports up front: on a loaded machine the raylet gives up waiting for an agent to report a port of its
-    own choosing."""
-    agents = ["dashboard-agent-grpc", "dashboard-agent-listen", "runtime-env-agent", "metrics-export"]
-    return subprocess.Popen(
-        [
-            RAY,
-            "start",
-            "--block",
-            "--num-cpus=1",
-            f"--temp-dir={temp}",
-            f"--object-store-memory={100 * 2**20}",
-            "--disable-usage-stats",
-            *(f"--{agent}-port={free_port()}" for agent in agents),
-            *options,
-        ],
-        env={
-            **os.environ,
-            "RAY_AUTH_MODE": "disabled",
-        },  # a token in ~/.ray would turn it on for the head alone
-        stdout=(temp / "start.log").open("w"),
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
-
-
-def started(temp: Path) -> str:
-    """Why a node did not start: the end of its `ray start` output."""
-    return (temp / "start.log").read_text(errors="replace")[-3000:]
-
-
-def kill_node(node: subprocess.Popen) -> None:
-    """SIGKILL the node's process group and every process it started (a raylet, its workers, their jobs)."""
-    try:
-        found = psutil.Process(node.pid).children(recursive=True)
-    except psutil.NoSuchProcess:
-        found = []
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(node.pid, signal.SIGKILL)
-    for proc in found:
-        try:
-            proc.kill()
-        except psutil.NoSuchProcess:
-            pass
-    node.wait()
-
-
-def alive_nodes(address: str) -> list[dict]:
-    ray.init(address=address, logging_level="ERROR", log_to_driver=False)
-    try:
-        return [n for n in ray.nodes() if n["Alive"]]
-    finally:
-        ray.shutdown()
-
-
-def wait_started(node: subprocess.Popen, temp: Path, deadline: float) -> bool:
-    """Whether `ray start` says its node runs (False: it gave up, e.g. its raylet registered too late)."""
-    while "Ray runtime started" not in (temp / "start.log").read_text(errors="replace"):
-        assert time.monotonic() < deadline, started(temp)
-        if node.poll() is not None:
-            return False
-        time.sleep(1)
-    return True
-
-
-def start_joined(temp: Path, deadline: float, *options: str) -> subprocess.Popen:
-    """A node that started, tried again while `ray start` gives up: its raylet waits 15 s at most for the node's
-    dashboard agent to start (a fixed limit, ray-project/ray#65983), which a loaded machine can exceed."""
-    while True:
-        node = start_node(temp, *options)
-        if wait_started(node, temp, deadline):
-            return node
-        kill_node(node)
 
 
 @pytest.fixture(scope="module")
 def cluster():
     """A head and a second node on this machine, each with its own short temp folder; the address, the second
     node and both nodes' names."""
-    temps = [Path(tempfile.mkdtemp(prefix="rh", dir="/tmp")), Path(tempfile.mkdtemp(prefix="rw", dir="/tmp"))]
-    port = free_port()
-    address = f"{ray.util.get_node_ip_address()}:{port}"  # the address Ray finds for this machine
-    nodes = []
-    try:
-        deadline = time.monotonic() + 300
-        nodes.append(
-            start_joined(temps[0], deadline, "--head", f"--port={port}", "--include-dashboard=false")
-        )
-        nodes.append(start_joined(temps[1], deadline, f"--address={address}"))
-        names = {}
-        for n in alive_nodes(address):
-            role = "head" if "node:__internal_head__" in n["Resources"] else "second"
-            names[role] = f"{n['NodeManagerAddress']}/{n['NodeID'][:8]}"
-        assert len(names) == 2, names
-        yield address, nodes[1], names
-    finally:
-        for node in reversed(nodes):
-            kill_node(node)
-        for temp in temps:
-            shutil.rmtree(temp, ignore_errors=True)
+    with local_cluster(nodes=2, cpus=1) as running:
+        yield running.address, running.processes[1], {"head": running.head, "second": running.others[0]}
 
 
 class Killer(threading.Thread):

@@ -6,14 +6,11 @@ sees their own feedback; a student cannot open the other's work, the exchange's 
 course folder or the checkout's `course/`.
 """
 
-import contextlib
 import csv
 import os
 import re
-import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -30,6 +27,7 @@ from playwright.sync_api import expect, sync_playwright  # noqa: E402
 
 from course import ROOT, notebooks  # noqa: E402
 from course.grading import submissions  # noqa: E402
+from course.grading.local_cluster import local_cluster  # noqa: E402
 from course.hub import accounts  # noqa: E402
 from tests.hub_fixture import STUDENTS, as_user, course_hub  # noqa: E402
 
@@ -72,22 +70,6 @@ def instructor_runs(hub, *args: str) -> str:
     )
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     return run.stdout + run.stderr
-
-
-@contextlib.contextmanager
-def ray_head():
-    """A one-node Ray cluster on this machine, started (and killed) as tests/test_ray_grading.py does; its address."""
-    import ray
-    from test_ray_grading import free_port, kill_node, start_joined
-
-    temp = Path(tempfile.mkdtemp(prefix="rh", dir="/tmp"))  # short: Ray's socket paths live in it
-    port = free_port()
-    node = start_joined(temp, time.monotonic() + 300, "--head", f"--port={port}", "--include-dashboard=false")
-    try:
-        yield f"{ray.util.get_node_ip_address()}:{port}"
-    finally:
-        kill_node(node)
-        shutil.rmtree(temp, ignore_errors=True)
 
 
 def log_in(chromium, hub, name: str, password: str):
@@ -160,8 +142,8 @@ def test_two_students_and_the_instructor_through_the_hub(hub, chromium):
     expect(formgrader.locator("tr", has_text=RELEASED)).to_contain_text("released")
 
     instructor_runs(hub, "-m", "nbgrader", "collect", RELEASED)
-    with ray_head() as address:  # grading through the Ray backend, as on a cluster (guide 5.1)
-        graded = instructor_runs(hub, "-m", "course", "grade", "--unit", RELEASED, "--ray", address)
+    with local_cluster(nodes=1) as ray_head:  # grading through the Ray backend, as on a cluster (guide 5.1)
+        graded = instructor_runs(hub, "-m", "course", "grade", "--unit", RELEASED, "--ray", ray_head.address)
     with (hub.course_dir / "grades.csv").open() as table:
         rows = {row["student_id"]: row for row in csv.DictReader(table)}
     assert sorted(rows) == STUDENTS and all(row["node"] for row in rows.values()), graded[-3000:]
