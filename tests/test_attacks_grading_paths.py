@@ -14,6 +14,7 @@ import stat
 import subprocess
 import sys
 import tarfile
+import tempfile
 import zipfile
 from pathlib import Path
 
@@ -21,10 +22,13 @@ import pytest
 from pipeline_fixture import FIXTURE, UNIT, course_copy
 
 from course.grading import gradebook_db, intake, lms_import, pool, runner
+from course.hub import __main__ as hub_main
 from course.hub import accounts
 from course.layout import Course
 from utils.measure import LOCK_DIR_ENV
 
+AS_ROOT = pytest.mark.skipif(os.geteuid() != 0, reason="needs root to act as another account")
+NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]  # a student's account
 ROSTER = "student_id,name,canvas_id\nalice,Alice Li,101\nbob,Bob Wang,102\nmallory,Mal Lory,103\n"
 
 
@@ -334,16 +338,49 @@ def test_the_hubs_password_files_are_never_readable_by_others_while_written(tmp_
         assert stat.S_IMODE((hub / name).stat().st_mode) == 0o600
 
 
-@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to act as another account")
+@AS_ROOT
 def test_another_account_on_the_grading_host_cannot_hold_the_gpu_timing_lock(monkeypatch):
     """A student with a terminal on the hub's host makes the grader's timing lock file first (a predictable name)
     and holds it: every GPU timing of the class would wait on it. The grader's lock folder is its own."""
     monkeypatch.delenv(LOCK_DIR_ENV, raising=False)
     lock = Path(runner.worker_env()[LOCK_DIR_ENV]) / f"flash-course-timing-{os.getuid()}-gpu-0.lock"
-    nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
-    made = subprocess.run([*nobody, "touch", str(lock)], capture_output=True)
+    made = subprocess.run([*NOBODY, "touch", str(lock)], capture_output=True)
     try:
         assert made.returncode != 0, f"another account made {lock}"
     finally:
         if made.returncode == 0:
             lock.unlink()
+
+
+@pytest.fixture
+def hub_dir():
+    """A hub's folder that other accounts can reach (as /srv/flash-attention-hub is), removed after."""
+    with tempfile.TemporaryDirectory(prefix="flash-hub-attack-") as tmp:
+        os.chmod(tmp, 0o755)
+        yield Path(tmp)
+
+
+@AS_ROOT
+def test_a_student_cannot_move_the_courses_exchange_aside_and_take_its_place(hub_dir):
+    """The exchange is writable by all (nbgrader requires it): without the sticky bit a student renames the
+    instructor's course folder and makes their own, then receives every classmate's submission (and serves them
+    assignments of their own)."""
+    exchange = hub_main.make_exchange(hub_dir, 0, 0)
+    course = exchange / hub_main.COURSE_ID
+    course.mkdir(mode=0o755, exist_ok=True)  # as the instructor's first release_assignment makes it
+    moved = subprocess.run([*NOBODY, "mv", str(course), str(exchange / "aside")], capture_output=True)
+    assert moved.returncode != 0, "a student moved the course's exchange folder aside"
+    assert os.stat(course).st_uid == 0
+
+
+@AS_ROOT
+def test_a_course_exchange_folder_a_student_made_first_is_refused(hub_dir):
+    """Made before the instructor's first release, the course's exchange folder would be the student's."""
+    (hub_dir / "exchange").mkdir(mode=0o777)
+    (hub_dir / "exchange").chmod(0o777)
+    made = subprocess.run(
+        [*NOBODY, "mkdir", str(hub_dir / "exchange" / hub_main.COURSE_ID)], capture_output=True
+    )
+    assert made.returncode == 0
+    with pytest.raises(hub_main.HubError, match="exchange"):
+        hub_main.make_exchange(hub_dir, 0, 0)

@@ -8,6 +8,7 @@ import argparse
 import os
 import signal
 import socket
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -121,6 +122,29 @@ def close_to_others(folder: Path) -> None:
         )
 
 
+def make_exchange(hub: Path, uid: int, gid: int) -> Path:
+    """nbgrader's exchange in the hub's folder: writable by all, as nbgrader requires, but sticky (a student renames
+    or removes only what they made), and the course's folder in it made now for the instructor (`uid`, `gid`). A
+    student who moved the course's folder aside, or made it first, would receive every classmate's submission."""
+    exchange = hub / "exchange"
+    exchange.mkdir(exist_ok=True)
+    exchange.chmod(0o1777)  # each course's inbound is nbgrader's 0733 (not listable)
+    course = exchange / COURSE_ID
+    if not os.path.lexists(course):
+        course.mkdir(mode=0o755)
+        os.chown(course, uid, gid)
+    found = os.lstat(course)
+    if not stat.S_ISDIR(found.st_mode) or found.st_uid != uid:
+        raise HubError(
+            bilingual(
+                f"交换文件夹 {course} 不属于教师（可能是学生建的，里面可能有学生的文件）：检查后删除它，再启动 hub",
+                f"the exchange folder {course} does not belong to the instructor (a student may have made it, and "
+                "its files may be a student's): check it, remove it, then start the hub again",
+            )
+        )
+    return exchange
+
+
 def prepare(args: argparse.Namespace) -> dict:
     """Everything the hub needs before JupyterHub starts; returns the settings jupyterhub_config.py reads."""
     if os.geteuid() != 0:
@@ -145,9 +169,6 @@ def prepare(args: argparse.Namespace) -> dict:
     hub.chmod(0o755)  # students reach the exchange and their environment through it; its secrets are 0600
     private = hub / "jupyterhub"
     private.mkdir(mode=0o700, exist_ok=True)
-    exchange = hub / "exchange"
-    exchange.mkdir(exist_ok=True)
-    exchange.chmod(0o777)  # what nbgrader's exchange expects; each course's inbound is 0733 (not listable)
     new = accounts.ensure_students(hub, students)
     if new:
         print(bilingual(f"已创建账户：{', '.join(new)}", f"accounts created: {', '.join(new)}"))
@@ -164,6 +185,7 @@ def prepare(args: argparse.Namespace) -> dict:
         close_to_others(folder)
     uid, gid = os.stat(accounts.home_of(instructor)).st_uid, os.stat(accounts.home_of(instructor)).st_gid
     os.chown(course_dir, uid, gid)
+    exchange = make_exchange(hub, uid, gid)
     instructor_config = hub / "instructor-jupyter"
     instructor_config.mkdir(mode=0o700, exist_ok=True)
     os.chown(instructor_config, uid, gid)
