@@ -2,7 +2,7 @@
 
 The bundle is a folder `DEST/flash-attention-student/` and its zip beside it: one folder per unit (the notebooks
 of `release/`), the student-facing package `utils/` (course/AUTHORING.md, "Student / instructor split"), a
-minimal `pyproject.toml` and `requirements.txt`, `README_STUDENT.md`, and the course's H100 measurements that
+minimal `pyproject.toml` and `requirements.txt`, `README_STUDENT.md`, the glossary (`GLOSSARY.md`, from `course/glossary.md`), and the course's H100 measurements that
 unit 10 cites and its exercises read (`utils.hopper_results.FILES`, at their repository paths). Before the zip is written the bundle
 is scanned: no solution or hidden-test region of `source/`, no instructor module (`course`).
 """
@@ -46,6 +46,9 @@ jupyter lab               # 打开各单元文件夹中的笔记本 / open the n
 ## 内容 · Contents
 
 {units}
+
+`GLOSSARY.md` 是课程的中英术语表：笔记本里的每个术语都在那里有定义。
+/ `GLOSSARY.md` is the course's bilingual glossary: every term the notebooks use is defined there.
 
 `benchmarks/results/h100/hopper/` 是课程在 H100 上的测量结果，单元 10 引用它们，它的练习要读它们。
 / `benchmarks/results/h100/hopper/` holds the course's measurements on an H100, which unit 10 cites and its
@@ -149,6 +152,7 @@ def write_bundle(course: Course, folder: Path) -> list[str]:
     for unit in units:
         shutil.copytree(course.release / unit, folder / unit, ignore=SKIPPED)
     shutil.copytree(ROOT / "utils", folder / "utils", ignore=SKIPPED)
+    shutil.copyfile(ROOT / "course" / "glossary.md", folder / "GLOSSARY.md")
     for name in hopper_results.FILES:
         copy = folder / hopper_results.RESULTS / name
         copy.parent.mkdir(parents=True, exist_ok=True)
