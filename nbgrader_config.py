@@ -11,6 +11,9 @@ Environment variables (all optional):
 import os
 from pathlib import Path
 
+from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor
+from nbgrader.preprocessors import GetGrades
+
 from course import ROOT
 from course.folder import course_folder
 from course.judge import feedback_html
@@ -99,6 +102,9 @@ c.GenerateFeedback.HTMLExporter.template_file = "feedback.html.j2"
 c.GenerateFeedback.HTMLExporter.extra_template_basedirs = feedback_html.template_dirs()
 c.GenerateFeedback.HTMLExporter.filters = {"safe_html": "course.judge.feedback_html.safe_html"}
 c.GenerateFeedback.HTMLExporter.sanitize_html = True
+# Above the notebook, what a student can act on: what lost points, hand grades pending, the unit's total as
+# grades.csv holds it, the weights explained once (course/judge/feedback_html.py).
+c.GenerateFeedback.preprocessors = [GetGrades, CSSHTMLHeaderPreprocessor, feedback_html.CourseFeedback]
 
 # nbgrader scores a test cell 0 if it wrote anything to stderr: drop stderr that only carries harmless noise
 # (warnings, progress bars, the kernel's start-up log; see course/noise.py).

@@ -209,10 +209,12 @@ def cpu_count() -> int:
 
 @dataclass(frozen=True)
 class Round:
-    """The settings of one grading run: the seeds' salt and the sandbox asked for."""
+    """The settings of one grading run: the seeds' salt, the sandbox asked for, and each pair's late work as its
+    feedback tells it (`late_work`)."""
 
     salt: str = ""
     sandbox: str = "auto"
+    late: dict[tuple[str, str], dict] = field(default_factory=dict)
 
 
 def grading_salt(course: Course) -> str:
@@ -262,6 +264,7 @@ def grade_pair(
         "salt": settings.salt,
         "sandbox": settings.sandbox,
         "judge_reports": str(scratch / "judge"),
+        "late": settings.late.get((student, unit)),
     }
     job = Job(
         request,
@@ -684,7 +687,7 @@ def grade(
             print(bilingual(f"同时评分 {jobs} 份", f"grading {jobs} at a time"))
             with tempfile.TemporaryDirectory(prefix="course-grade-") as tmp:
                 folders = [Path(tmp) / f"pair{i}" for i in range(len(graded_pairs))]
-                settings = Round(salt, sandbox)
+                settings = Round(salt, sandbox, late_work(course, graded_pairs, uploads, policy))
                 rows = grade_pairs(
                     course, graded_pairs, folders, timeout, jobs, log, settings, changed, where
                 )
@@ -782,6 +785,23 @@ def submission_times(
             times[row.student, row.unit] = None
             row.flags.append(f"unreadable submission time (timestamp.txt): {error}")
     return times
+
+
+def late_work(
+    course: Course,
+    pairs: list[tuple[str, str]],
+    uploads: dict[tuple[str, str], dt.datetime],
+    policy: semester.Policy,
+) -> dict[tuple[str, str], dict]:
+    """{pair: {"fraction", "late_by"}}: what each pair's feedback says of its late work, from the policy and times
+    grades.csv's late columns take (a pair whose time cannot be read is left out: its row is flagged)."""
+    found = {}
+    for student, unit in pairs:
+        with contextlib.suppress(OSError, ValueError, OverflowError):
+            when = semester.submission_time(course, student, unit, uploads, policy.zone)
+            late = policy.late(student, unit, when)
+            found[student, unit] = {"fraction": late.fraction, "late_by": late.late_by_text()}
+    return found
 
 
 def grade_columns(

@@ -443,15 +443,21 @@ def late_columns(
 ) -> dict[str, str]:
     """The late-work columns of one grades.csv line: its submission time and what it costs under `policy`."""
     late = policy.late(student, unit, when)
-    penalty = score * late.fraction
+    penalty, final = late_penalty(score, late.fraction)
     return {
         "submitted_at": when.isoformat(timespec="seconds") if when else "",
         "late": "yes" if late.is_late else "",
         "late_by": late.late_by_text(),
         "penalty_rate": f"{late.fraction:g}",
         "penalty": f"{penalty:g}",
-        "final_score": f"{score - penalty:g}",
+        "final_score": f"{final:g}",
     }
+
+
+def late_penalty(score: float, fraction: float) -> tuple[float, float]:
+    """(what a late submission loses, what it keeps) of `score` at `fraction` off (grades.csv and the feedback)."""
+    penalty = score * fraction
+    return penalty, score - penalty
 
 
 def refresh_late_columns(course: Course) -> None:

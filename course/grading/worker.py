@@ -302,6 +302,7 @@ def autograde(request: dict, result_path: Path) -> None:
             results.setdefault(who, {})[notebook] = entry
         save(result_path, results)
     api.coursedir.notebook_id = "*"
+    tell_feedback_late(api, request)
     for who in feedback_students(request):
         if (root / "autograded" / who / unit).is_dir():
             report(f"generate_feedback {unit} for {who}", api.generate_feedback(unit, who, force=True))
@@ -314,6 +315,12 @@ def feedback_students(request: dict) -> list[str]:
     if isinstance(wanted, list):
         return [who for who in wanted if student in ("*", who)]
     return [student] if wanted and student != "*" else []
+
+
+def tell_feedback_late(api, request: dict) -> None:
+    """The feedback of the request's student shows its late work as `course grade` computed it (`"late"`)."""
+    if request.get("late") is not None:
+        api.config.CourseFeedback.late = {request["student"]: request["late"]}
 
 
 def grade_notebook(api, root: Path, unit: str, student: str, notebook: str) -> dict[str, dict]:

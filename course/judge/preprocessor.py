@@ -24,7 +24,7 @@ from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Bool, Unicode
 
 import utils
-from course.judge import restore, sandbox, units
+from course.judge import feedback_html, restore, sandbox, units
 from course.judge.child import Child
 from course.judge.core import Unit, judge_cell, seed_for
 from course.judge.student_code import module_source, scan
@@ -98,6 +98,7 @@ class Judge(NbGraderPreprocessor):
 
     def preprocess(self, nb, resources):
         info = resources.get("nbgrader", {})
+        feedback_html.forget_judged(nb)
         unit = units.UNITS.get(f"{info.get('notebook', '')}.ipynb")
         if unit is None:
             return nb, resources
@@ -163,7 +164,7 @@ def judge_notebook(
         started = time.monotonic()
         seed = seed_for(salt, student, unit.notebook, grade_id)
         kernel_passed, kernel_line = kernel_summary(cell)
-        points, judged, flag, properties = points_of(cell), True, None, {}
+        points, judged, flag, properties, weights = points_of(cell), True, None, {}, {}
         if uses_library:
             score = 0.0
             report = "\n".join(
@@ -179,7 +180,8 @@ def judge_notebook(
             judge = unit.cells[grade_id]
             judgement = judge_cell(judge, child(), seed, on_gpu)
             judged = bool(judgement.judged_properties())
-            properties = {prop: judgement.passed(prop) for prop in judgement.judged_properties()}
+            weights = judgement.judged_properties()
+            properties = {prop: judgement.passed(prop) for prop in weights}
             score = round(points * judgement.share(), 2)
             report = judgement.report(points, score)
             judged_selfcheck = judge.selfcheck in judgement.judged_properties()
@@ -193,6 +195,7 @@ def judge_notebook(
             "selfcheck_seconds": notebook_seconds(cell),
             "score": [score, points],
             "properties": properties,
+            "weights": weights,
             "flag": flag,
             "seconds": round(time.monotonic() - started, 1),
         }
@@ -211,6 +214,7 @@ def judge_notebook(
         cell.outputs = verdict["outputs"]
         summary["scores"][grade_id] = verdict["score"]
         summary["properties"][grade_id] = verdict["properties"]
+        feedback_html.record_judged(cell, verdict["weights"], verdict["properties"])
         summary["seeds"][grade_id] = verdict["seed"]
         summary["selfchecks"][grade_id] = verdict["selfcheck"]
         summary["cell_seconds"][grade_id] = verdict["seconds"]
