@@ -5,6 +5,7 @@ grades the solution and specific mistakes as it should. GPU: the CUDA sleep case
 
 import pickle
 import random
+import re
 import statistics
 import sys
 import time
@@ -206,14 +207,26 @@ def test_the_childs_entry_points_report_what_the_judge_reads(student_module, tmp
         assert judged_systems.benchmark_workload("benchmark", service.address, 0, 1) == (0.5, 1.0)
     model = ToyModel(6, 3)
     x, y = torch.randn(4, 6), torch.randint(3, (4,))
-    table = judged_systems.autocast_table(
+    table, hooked = judged_systems.autocast_table(
         "autocast_dtypes", "toy", [6, 3, 10], torch.bfloat16, x, y, *model.parameters()
     )
     assert (
         table["fc1"] == "torch.bfloat16"
         and table["loss"] == "torch.float32"
         and set(table) >= {"ln", "gradients"}
+        and hooked == []
     )
+
+    def leaves_hooks(model, x, target, dtype):
+        model.fc1.register_forward_hook(lambda *_: None)
+        model.register_forward_pre_hook(lambda *_: None)
+        return {}
+
+    student_module.autocast_dtypes = leaves_hooks
+    _, hooked = judged_systems.autocast_table(
+        "autocast_dtypes", "toy", [6, 3, 10], torch.bfloat16, x, y, *model.parameters()
+    )
+    assert hooked == ["", "fc1"]  # the model itself and its first layer
     config = TransformerConfig(50, 16, 16, 1, 2, 24)
     got = judged_systems.activation_memory("activation_memory_bytes", config.as_dict(), 2, 9, torch.float32)
     assert got == reference.measured_activation_bytes(config, 2, 9, torch.float32)
@@ -325,3 +338,75 @@ def test_the_judges_durations_fix_median_and_quartiles_even_with_one_oversleepin
             for v in (values, [*values[:-1], values[-1] + 0.03], [values[0] + 0.03, *values[1:]])
         }
         assert len(quartiles) == 1, quartiles
+
+
+def test_other_quantile_methods_widen_the_spread_of_the_judges_method_case():
+    """Exercise 1 asks for method="inclusive": in the judge's first case the default "exclusive" gives a spread
+    at least 12 ms wider, beyond the 25 % + 5 ms the judge allows above."""
+    from course.judge.core import Judgement
+    from course.judge.unit09 import ABOVE, RELATIVE, UNIT, method_durations
+
+    for seed in range(20):
+        values = method_durations(Judgement(UNIT.cells["test_benchmark"], None, seed, False))
+        q1, _, q3 = statistics.quantiles(values, n=4, method="inclusive")
+        e1, _, e3 = statistics.quantiles(values, n=4, method="exclusive")
+        assert (e3 - e1) - (q3 - q1) >= 0.012 - 1e-9 and (e3 - e1) > (q3 - q1) * (1 + RELATIVE) + ABOVE
+
+
+class RecordingChild:
+    """Stands in for the judge's child: records which entry point each case calls, with what; answers nothing."""
+
+    def __init__(self, work):
+        self.work, self.calls = work, []
+
+    def call(self, target, *args, timeout=None, **options):
+        self.calls.append((target.removeprefix(unit09.ENTRY), args))
+        return types.SimpleNamespace(result=None)
+
+
+def judged_cases(grade_id: str, tmp_path) -> list[tuple[str, tuple]]:
+    from course.judge.core import Judgement
+
+    child = RecordingChild(tmp_path)
+    cell = unit09.UNIT.cells[grade_id]
+    cell.check(Judgement(cell, child, 7, False))
+    return child.calls
+
+
+def exercise_text(heading: str) -> str:
+    return next(c.source for c in notebooks.read(NOTEBOOK).cells if c.source.startswith(f"## {heading}"))
+
+
+def stated_dtypes(text: str) -> set[str]:
+    return set(re.findall(r"`torch\.(float32|float16|bfloat16)`", text))
+
+
+def test_each_exercise_states_the_dtypes_and_shapes_its_judge_uses(tmp_path):
+    """Spec = judge (issue 34 item 3): the dtypes an exercise names are those its judge's cases use, and the
+    shapes and sizes it promises (reps == 1, warm-up 0, nested models, seq_len < context_length, GPT-2 XL) occur."""
+    text = exercise_text("练习一")
+    calls = judged_cases("test_benchmark", tmp_path)
+    warmups_reps = {args[2:4] for name, args in calls if name == "benchmark_workload"}
+    assert "`reps == 1`" in text and any(reps == 1 for _, reps in warmups_reps)
+    assert "exactly `warmup`" in text and any(warmup == 0 for warmup, _ in warmups_reps)
+    assert 'method="inclusive"' in text
+
+    text = exercise_text("练习二")
+    calls = [args for name, args in judged_cases("test_autocast", tmp_path) if name == "autocast_table"]
+    assert (
+        stated_dtypes(text)
+        == {str(args[3]).removeprefix("torch.") for args in calls}
+        == {"float16", "bfloat16"}
+    )
+    assert "nested `nn.Sequential`" in text and "a `Transformer`" in text
+    assert {args[1] for args in calls} == {"toy", "sequential", "transformer"}
+
+    text = exercise_text("练习三")
+    calls = [
+        args for name, args in judged_cases("test_activation_memory", tmp_path) if name == "activation_memory"
+    ]
+    assert stated_dtypes(text) == {str(args[4]).removeprefix("torch.") for args in calls}
+    assert "GPT-2 XL" in text and any(
+        args[1]["d_model"] == 1600 and args[1]["num_layers"] == 48 for args in calls
+    )
+    assert any(args[3] < args[1]["context_length"] for args in calls)  # seq_len below the context length

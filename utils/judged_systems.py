@@ -6,8 +6,9 @@ Nothing here decides a grade or measures what the judge grades. The timing entry
 (`course.judge.services.TimingService`): each call, launch and synchronisation is a request the judge answers
 (after sleeping the call's duration, or once the device's queued time has passed), so the durations never
 reach this process and the judge counts the calls itself; the entry points return only what `benchmark`
-returned. The autocast entry point builds the model from the weights the judge sent; the judge runs the same
-model on the same device type in its own process and compares the tables. On a GPU the `torch.cuda._sleep`
+returned. The autocast entry point builds the model from the weights the judge sent and reports, beside the
+table, the modules left holding a forward hook; the judge runs the same model on the same device type in its
+own process and compares the tables. On a GPU the `torch.cuda._sleep`
 case launches its kernel here (the child's GPU work is what is timed); the judge measures the kernel's duration
 with CUDA events in its own process.
 """
@@ -116,10 +117,16 @@ def dtype_names(table) -> dict | object:
     return {str(key): str(value) for key, value in table.items()}
 
 
+def hooked_modules(model: nn.Module) -> list[str]:
+    """The names of the modules that hold a forward (or forward pre-) hook; "" is the model itself."""
+    return [name for name, m in model.named_modules() if m._forward_hooks or m._forward_pre_hooks]
+
+
 def autocast_table(target: str, kind: str, sizes: list[int], dtype, x, y, *state):
-    """`target(model, x, y, dtype)` on the model `kind` with the weights `state`, on the child's device."""
+    """(`target(model, x, y, dtype)` on the model `kind` with the weights `state`, on the child's device; the
+    modules that still hold a forward hook afterwards)."""
     model = load_parameters(build_model(kind, sizes), state).to(x.device)
-    return dtype_names(_student(target)(model, x, y, dtype))
+    return dtype_names(_student(target)(model, x, y, dtype)), hooked_modules(model)
 
 
 def activation_memory(target: str, config: dict, batch: int, seq_len: int, dtype):
@@ -137,5 +144,6 @@ __all__ = [
     "JudgedDevice",
     "JudgedWorkload",
     "dtype_names",
+    "hooked_modules",
     "load_parameters",
 ]

@@ -5,7 +5,8 @@ The exercises take functions and modules, which the child cannot receive: the ju
 call the student's function; the answers come back as plain numbers and strings. The judge decides:
 
 - `benchmark`: workloads whose durations the judge chose (`utils.timing.Workload`, sleeping): the median and
-  the interquartile range of the timed calls, at most 1 ms below (3 ms for the spread) and 25 % + 5 ms above
+  the interquartile range of the timed calls (`method="inclusive"`: one case's other methods give a spread at
+  least 12 ms wider; `reps == 1`: a spread of 0), at most 1 ms below (3 ms for the spread) and 25 % + 5 ms above
   (sleep never wakes early; on a busy machine it wakes late); the workload called exactly warmup + reps times; the first calls slow (a missing
   warm-up puts them in the median); an asynchronous device (`utils.timing.SimulatedDevice` on any machine;
   on a GPU also `torch.cuda._sleep`, against CUDA events measured here): without synchronisation the median is
@@ -15,7 +16,8 @@ call the student's function; the answers come back as plain numbers and strings.
   expected median and quartiles are those of the calls as the judge timed them (from when the child sent each):
   the judge's own late wake-ups on a busy machine are not held against the student.
 - `autocast_dtypes`: the same model with the same weights run here by the reference on the child's device
-  type (`utils.device()`); the tables must be equal.
+  type (`utils.device()`); the tables must be equal, and the child reports the modules that still hold a
+  forward hook afterwards (none may).
 - `activation_memory_bytes`: saved-tensor hooks counted here on the CPU (`course.reference.systems_lab.
   measured_activation_bytes`); float32 exactly. 16-bit: exactly, with LayerNorm's mean and rstd in float32 (a
   GPU's kernel) or in the 16-bit dtype (the CPU's); large models against the reference formula, which the
@@ -59,6 +61,7 @@ TOY = "玩具模型（ToyModel），float16 · the toy model (ToyModel), float16
 BF16 = "玩具模型，bfloat16 · the toy model, bfloat16"
 LEAVES = "其他模型：每个叶子模块（嵌套的、数字命名的）· other models: every leaf module (nested, numbered)"
 LOSS = "损失与梯度 · the loss and the gradients"
+HOOKS = "钩子：用完后全部移除 · hooks: every one removed afterwards"
 
 F32 = "float32 的小模型，测量值 · small models in float32, as measured"
 ODD = "奇数尺寸，seq_len < context_length · odd sizes, seq_len < context_length"
@@ -87,6 +90,15 @@ def expect_seconds(j: Judgement, what: str, label: str, got: float, expected: fl
     )
 
 
+def method_durations(j: Judgement) -> list[float]:
+    """Nine durations whose interquartile range depends on the quantile method: "inclusive" gives x6 − x2 (the
+    middle five, at most 6 ms apart), "exclusive" about ((x6 + x7) − (x1 + x2)) / 2, at least 12 ms wider."""
+    low, high = j.rng.choice([3, 4, 5]) * MS, j.rng.choice([35, 40, 45]) * MS
+    values = [low, low, *(j.rng.uniform(9, 15) * MS for _ in range(5)), high, high]
+    j.rng.shuffle(values)
+    return values
+
+
 def timed_durations(j: Judgement, reps: int) -> list[float]:
     """Durations of the timed calls whose median and quartiles every quantile method agrees on, even when one
     call oversleeps: reps = 4k + 1 (k ≥ 2) values, the lowest k + 2 equal, the highest k + 2 equal, shuffled."""
@@ -98,18 +110,18 @@ def timed_durations(j: Judgement, reps: int) -> list[float]:
     return values
 
 
-def check_workload(j: Judgement, props, warmup: int, reps: int, first: float | None = None) -> None:
+def check_workload(j: Judgement, props, warmup: int, timed: list[float], first: float | None = None) -> None:
     """A sleeping workload: `warmup` calls (each `first` seconds if given, else like the timed ones), then the
-    timed calls with known median and quartiles, compared with those of the calls as the judge timed them (a
+    `timed` calls, whose median and quartiles are compared with those of the calls as the judge timed them (a
     busy machine oversleeps; the chosen duration stands for a call that never came)."""
-    timed = timed_durations(j, reps)
-    durations = [first] * warmup + timed if first is not None else timed[:warmup] + timed
+    reps = len(timed)
+    durations = [first] * warmup + timed if first is not None else (timed * warmup)[:warmup] + timed
     what = f"benchmark(workload, warmup={warmup}, reps={reps})"
     with TimingService(j.child.work, workload=timing.Workload(durations)) as service:
         reply, failure = j.attempt(ENTRY + "benchmark_workload", "benchmark", service.address, warmup, reps)
     calls = service.workload.calls
     timed = (service.observed + durations[len(service.observed) :])[warmup : warmup + reps]  # as slept here
-    q1, _, q3 = statistics.quantiles(timed, n=4, method="inclusive")
+    q1, _, q3 = statistics.quantiles(timed, n=4, method="inclusive") if reps > 1 else (0.0, 0.0, 0.0)
     for prop in props:
         with j.case(prop, what):
             if failure is not None:
@@ -187,10 +199,13 @@ def check_cuda_sleep(j: Judgement) -> None:
     gpu_only=frozenset({CUDA_SYNC}),
 )
 def benchmark(j: Judgement) -> None:
-    check_workload(j, [MEDIAN, SPREAD], 2, 9)  # the visible self-check's case
-    check_workload(j, [MEDIAN, SPREAD], j.rng.choice([0, 1, 3]), 13)
-    check_workload(j, [WARMUP], 5, 9, first=j.rng.choice([40, 60]) * MS)
-    check_workload(j, [WARMUP], 7, 13, first=j.rng.choice([40, 60]) * MS)
+    check_workload(
+        j, [MEDIAN, SPREAD], 2, method_durations(j), first=30 * MS
+    )  # the visible self-check's case
+    check_workload(j, [MEDIAN, SPREAD], 0, timed_durations(j, 13))
+    check_workload(j, [MEDIAN, SPREAD], j.rng.choice([1, 2]), [j.rng.choice([5, 8]) * MS])  # reps == 1
+    check_workload(j, [WARMUP], 5, timed_durations(j, 9), first=j.rng.choice([40, 60]) * MS)
+    check_workload(j, [WARMUP], 7, timed_durations(j, 13), first=j.rng.choice([40, 60]) * MS)
     check_simulated(j, 2, 9)
     check_simulated(j, j.rng.choice([1, 3]), 9)
     if j.on_gpu:
@@ -215,14 +230,21 @@ def check_autocast(j: Judgement, props, kind: str, sizes: list[int], dtype) -> N
     what = f"autocast_dtypes({kind}{tuple(sizes)}, x={tuple(x.shape)}, {dtype}) on {device.type}"
     reply, failure = j.attempt(ENTRY + "autocast_table", "autocast_dtypes", kind, sizes, dtype, x, y, *state)
     expected = dtype_names(reference.autocast_dtypes(model.to(device), x.to(device), y.to(device), dtype))
-    for prop in props:
+    for prop in [*props, HOOKS]:
         keys = (
             ["loss", "gradients"] if prop == LOSS else [k for k in expected if k not in ("loss", "gradients")]
         )
         with j.case(prop, what):
             if failure is not None:
                 raise failure
-            answer = reply.result
+            answer, hooked = reply.result
+            if prop == HOOKS:
+                j.expect(
+                    not hooked,
+                    f"{what}: 返回后这些模块上还留着前向钩子：{hooked}（用完要 remove()）",
+                    f"{what}: forward hooks are left on these modules after it returned: {hooked} (remove() them)",
+                )
+                continue
             j.expect(
                 isinstance(answer, dict),
                 f"{what} 应返回 dict，得到 {answer!r}",
@@ -245,13 +267,16 @@ def check_autocast(j: Judgement, props, kind: str, sizes: list[int], dtype) -> N
             )
 
 
-@UNIT.cell("test_autocast", {TOY: 1, BF16: 1, LEAVES: 1, LOSS: 1}, selfcheck=TOY)
+@UNIT.cell("test_autocast", {TOY: 1, BF16: 1, LEAVES: 1, LOSS: 1, HOOKS: 1}, selfcheck=TOY)
 def autocast(j: Judgement) -> None:
-    check_autocast(j, [TOY, LOSS], "toy", [10, 5, 10], torch.float16)  # the visible self-check's case
+    check_autocast(j, [TOY, LOSS], "toy", [10, 5, 10], torch.float16)
     check_autocast(j, [TOY, LOSS], "toy", [j.odd(3, 30), j.odd(3, 9), j.odd(3, 30)], torch.float16)
     check_autocast(j, [BF16, LOSS], "toy", [j.odd(3, 30), j.odd(3, 9), j.odd(3, 30)], torch.bfloat16)
-    dtype = j.rng.choice([torch.float16, torch.bfloat16])
-    check_autocast(j, [LEAVES, LOSS], "sequential", [j.odd(3, 30), j.odd(3, 9), j.odd(3, 30)], dtype)
+    for dtype in (
+        torch.float16,
+        torch.bfloat16,
+    ):  # the visible self-check's cases: toy float16, sequential bfloat16
+        check_autocast(j, [LEAVES, LOSS], "sequential", [j.odd(3, 30), j.odd(3, 9), j.odd(3, 30)], dtype)
     config = [j.odd(17, 64), 16, 32, 2, 4, j.odd(33, 80)]
     check_autocast(j, [LEAVES, LOSS], "transformer", config, torch.bfloat16)
 

@@ -1,6 +1,6 @@
 # selftest-replaces: sl_benchmark
 # selftest-whole: another design, not the reference with a change
-# Variant: synchronize imported under another name, a timer class, exclusive quartiles. / 变体：以别名导入 synchronize，计时器类，exclusive 四分位数。
+# Variant: synchronize imported under another name, a timer class, the three quartiles unpacked. / 变体：以别名导入 synchronize，计时器类，三个四分位数一起解包。
 from time import perf_counter as clock
 
 from utils.timing import synchronize as wait_for_device
@@ -27,5 +27,5 @@ def benchmark(fn, warmup, reps):
         samples.append(watch.seconds)
     if reps == 1:
         return samples[0], 0.0
-    q1, q2, q3 = statistics.quantiles(samples, n=4)
+    q1, q2, q3 = statistics.quantiles(samples, n=4, method="inclusive")
     return statistics.median(samples), q3 - q1

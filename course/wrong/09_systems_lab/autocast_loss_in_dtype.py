@@ -1,5 +1,6 @@
 # selftest-replaces: sl_autocast
 # selftest-must-fail: test_autocast
+# selftest-selfcheck-fails: test_autocast
 # selftest-whole: assumes the loss and gradient dtypes instead of running backward
 # Mistake: reports the loss and the gradients in the autocast dtype (assumed, not observed). / 错误：假定损失和梯度是 autocast 的 dtype，而不是观察它们。
 def autocast_dtypes(model, x, target, dtype):

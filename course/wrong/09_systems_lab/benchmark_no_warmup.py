@@ -1,5 +1,6 @@
 # selftest-replaces: sl_benchmark
 # selftest-must-fail: test_benchmark
+# selftest-selfcheck-fails: test_benchmark
 # Mistake: ignores warmup: the slow first calls are timed. / 错误：忽略预热，慢的前几次调用被计时。
 @@ -1,5 +1,3 @@
  def benchmark(fn, warmup, reps):

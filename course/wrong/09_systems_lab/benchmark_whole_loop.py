@@ -1,5 +1,6 @@
 # selftest-replaces: sl_benchmark
 # selftest-must-fail: test_benchmark
+# selftest-selfcheck-fails: test_benchmark
 # selftest-whole: times the whole loop once instead of each call
 # Mistake: times the whole loop once and reports its average with no spread. / 错误：整个循环只计时一次，报告平均值，离散程度为 0。
 def benchmark(fn, warmup, reps):

@@ -1,5 +1,6 @@
 # selftest-replaces: sl_activation_memory
 # selftest-must-fail: test_activation_memory
+# selftest-selfcheck-fails: test_activation_memory
 # Mistake: uses context_length instead of seq_len for the N² term. / 错误：N² 一项用了 context_length 而不是 seq_len。
 @@ -3,4 +3,4 @@
      tokens = batch * seq_len
