@@ -51,7 +51,8 @@ def kernel_config(block_q, block_k, warps, stages, per_sm=1) -> triton.Config:
 
 
 # The GPU search space for 16-bit inputs: the fastest of a sweep on the H100 (128 × 64 tiles won every panel; two
-# programs per SM at d = 64, one or two at d = 128, where two fit only with fewer stages), and smaller tiles for
+# programs per SM at d = 64, one or two at d = 128, where registers (8 warps × 164) hold one
+# program per SM, so a second only queues), and smaller tiles for
 # float32 (tests only: 128-row tiles of float32 overflow shared memory at d = 128). The interpreter gets one small
 # config with different Q and K tiles and two programs per pretend SM, so every diagonal and tail case and the
 # shared-SM grid are exercised.

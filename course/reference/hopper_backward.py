@@ -16,10 +16,10 @@ multiplies zero keys but could overflow; the query tail needs no mask (zero rows
 and dV, and its dQ rows are clipped or masked).
 
 Measured on the H100 (Triton 3.6, bf16, N = 4096, `python -m benchmarks.hopper_backward`, results in
-`benchmarks/results/h100/hopper/backward/`): at equal tiles the TMA reduce-add is 4-5.6x faster than element-wise
+`benchmarks/results/h100/hopper/backward/`): at equal tiles the TMA reduce-add is 3-5.6x faster than element-wise
 atomics, yet the one pass only draws level with unit 08 at d = 64 (0.98-1.03x) and is slower at d = 128
-(0.87-0.88x): a program holds dK and dV (2 · BLOCK_K · d float32), K, V and the dQ share at once, every 64-key
-tile spills registers at d = 128 with 4 warps, and 8 warps halve the speed. FlashAttention-3 gives its math
+(0.87-0.88x): a program holds dK and dV (2 · BLOCK_K · d float32), K, V and the dQ share at once, 64 × 64
+tiles spill registers at d = 128 with 4 warps, and 8 warps halve the speed. FlashAttention-3 gives its math
 warpgroups 240 registers each by taking them from its producer warp (`setmaxnreg`), which Triton 3.6 does not
 expose. So `HopperAttention` keeps the unit-08 backward; this kernel is unit 10's lesson in what five products
 cost.
