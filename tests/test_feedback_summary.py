@@ -7,7 +7,9 @@ generate_feedback builds from the course's configuration, GetGrades reading that
 """
 
 import copy
+import csv
 import re
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -98,10 +100,11 @@ def gradebook(tmp_path_factory):
     return url, nb
 
 
-def feedback(url: str, nb, late: dict | None = None) -> str:
-    """The feedback page of `nb`, exported as nbgrader's generate_feedback exports it (`late`: what `course grade`
-    passes of the student's late work)."""
+def feedback(url: str, nb, root: Path, late: dict | None = None) -> str:
+    """The feedback page of `nb`, exported as nbgrader's generate_feedback exports it in the course folder `root`
+    (`late`: what `course grade` passes of the student's late work)."""
     config = course_config()
+    config.CourseDirectory.root = str(root)
     if late is not None:
         config.CourseFeedback.late = {STUDENT: late}
     converter = GenerateFeedback(coursedir=CourseDirectory(config=config), config=config)
@@ -132,12 +135,20 @@ LATE = {"fraction": 0.1, "late_by": "1d 00:00 <script>alert(1)</script>"}  # as 
 
 
 @pytest.fixture(scope="module")
-def pages(gradebook):
-    """The feedback page: as graded (late work unknown), with the late work, and after the hand grade of 2."""
+def pages(gradebook, tmp_path_factory):
+    """The feedback page: as graded (late work unknown), with the late work, graded by `course grade` after the
+    hand grade of 2, and made again by nbgrader's generate_feedback after it (the late work from grades.csv)."""
     url, nb = gradebook
-    found = {"graded": feedback(url, nb), "late": feedback(url, nb, LATE)}
+    folder = tmp_path_factory.mktemp("course")
+    found = {"graded": feedback(url, nb, folder), "late": feedback(url, nb, folder, LATE)}
     hand_grade(url, 2.0)
-    found["hand graded"] = feedback(url, nb, LATE)
+    found["hand graded"] = feedback(url, nb, folder, LATE)
+    line = {"student_id": STUDENT, "unit": UNIT, "score": f"{AUTOGRADED:g}", "penalty_rate": "0.1"}
+    with (folder / "grades.csv").open("w", newline="") as f:
+        writer = csv.DictWriter(f, [*line, "late_by"])
+        writer.writeheader()
+        writer.writerow(line | {"late_by": "0d 12:01"})
+    found["made again"] = feedback(url, nb, folder)
     hand_grade(url, None)
     return found
 
@@ -187,6 +198,15 @@ def test_the_total_is_the_one_grades_csv_holds_late_penalty_included(pages, page
     assert f"{score:g} / {possible:g}" in top
     assert f"−{row['penalty']}" in top and f"{row['final_score']} / {possible:g}" in top
     assert "grades.csv" in top
+
+
+def test_feedback_made_again_after_hand_grading_totals_as_the_course_does(pages):
+    """grades.csv's penalty rate on the total with the hand grade: the unit's total of grades_by_cell.csv."""
+    score = AUTOGRADED + 2
+    penalty, final = semester.late_penalty(score, 0.1)
+    top = text_of(summary_of(pages["made again"]))
+    assert f"unit total {score:g} / " in top and f"−{penalty:g}" in top and f"final {final:g} / " in top
+    assert "grades_by_cell.csv" in top
 
 
 def test_without_the_late_work_known_the_total_says_it_is_before_any_late_penalty(pages):

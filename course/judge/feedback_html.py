@@ -11,12 +11,15 @@ anchor, images only embedded in the notebook (never fetched from elsewhere). Out
 Above the notebook the page says what a student can act on (`CourseFeedback`, after nbgrader's GetGrades): per test
 cell the properties that lost points and how many (the judge records each judged property's weight and verdict in
 the cell's metadata, `record_judged`), linked to the cell; hand-graded answers not graded yet as pending, never
-as 0; the unit's total as grades.csv holds it, with the late penalty `course grade` computed (or, where that is
-unknown, said to come before it); and, once, how a cell's points are split among its properties.
+as 0; the unit's total with its late penalty as the course records it (`course grade` passes what it writes in
+grades.csv; feedback made again after hand grading takes the penalty rate from grades.csv and totals as
+grades_by_cell.csv; where neither is known, the total is said to come before any penalty); and, once, how a
+cell's points are split among its properties.
 """
 
 from __future__ import annotations
 
+import csv
 import html
 import re
 from pathlib import Path
@@ -129,15 +132,31 @@ class CourseFeedback(NbGraderPreprocessor):
         graded = [c for c in nb.cells if c.get("metadata", {}).get("nbgrader", {}).get("grade")]
         for cell in graded:
             cell.metadata.nbgrader["pending"] = cell.metadata.nbgrader["grade_id"] in pending
-        late = self.late.get(info.get("student", ""))
         parts = [
-            totals(info, graded, unit, late),
+            totals(info, graded, unit, *self.late_work(info)),
             lost_points(graded),
             awaiting(graded),
             weights(graded),
         ]
         resources["course_feedback"] = safe_html("\n".join(part for part in parts if part))
         return nb, resources
+
+    def late_work(self, info: dict) -> tuple[dict | None, bool]:
+        """(the student's late work or None, whether this grading run computed it): what `course grade` passed
+        (`late`), else the unit's line of grades.csv in the course folder (feedback made again after hand
+        grading; `course export` keeps its late columns up to date)."""
+        student, unit = info.get("student", ""), info.get("assignment", "")
+        if student in self.late:
+            return self.late[student], True
+        root = self.config.CourseDirectory.get("root")
+        path = Path(root or "") / "grades.csv"
+        if not root or not path.is_file():
+            return None, False
+        with path.open(newline="", encoding="utf-8") as f:
+            for line in csv.DictReader(f):
+                if (line.get("student_id"), line.get("unit")) == (student, unit) and "penalty_rate" in line:
+                    return {"fraction": float(line["penalty_rate"] or 0), "late_by": line["late_by"]}, False
+        return None, False
 
     @staticmethod
     def from_gradebook(info: dict) -> tuple[set[str], tuple[float, float] | None]:
@@ -154,8 +173,12 @@ class CourseFeedback(NbGraderPreprocessor):
             return pending, (float(submission.score), float(submission.max_score))
 
 
-def totals(info: dict, graded: list, unit: tuple[float, float] | None, late: dict | None) -> str:
-    """The notebook's score, the points awaiting hand grading, and the unit's total as grades.csv holds it."""
+def totals(
+    info: dict, graded: list, unit: tuple[float, float] | None, late: dict | None, this_run: bool
+) -> str:
+    """The notebook's score, the points awaiting hand grading, and the unit's total with its late penalty as
+    the course records them (`this_run`: grades.csv as this grading wrote it; else with the hand grades given
+    since, as grades_by_cell.csv totals it)."""
     waiting = sum(
         float(c.metadata.nbgrader.get("points", 0)) for c in graded if c.metadata.nbgrader["pending"]
     )
@@ -177,37 +200,36 @@ def totals(info: dict, graded: list, unit: tuple[float, float] | None, late: dic
     score, points = unit
     total = f"{score:g} / {points:g}"  # as grades.csv writes them
     if late is None:
-        lines.append(
-            "<p>"
-            + text(
-                f"单元总分（grades.csv 的 score）：{total}，迟交扣分前（如有迟交，grades.csv 的 final_score 已扣除）",
-                f"unit total (grades.csv's score): {total}, before any late penalty (grades.csv's final_score "
-                "applies it, if any)",
-            )
-            + "</p>"
+        said = text(
+            f"单元总分 {total}，迟交扣分前（如有迟交，课程记录的成绩会扣除）",
+            f"unit total {total}, before any late penalty (the grade the course records deducts it, if any)",
         )
-        return "\n".join(lines)
+        return "\n".join([*lines, f"<p>{said}</p>"])
     # imported here: it imports torch, which nbgrader's commands otherwise need not
     from course.grading.semester import late_penalty
 
     fraction = float(late.get("fraction", 0))
     penalty, final = late_penalty(score, fraction)
     final_total = f"{final:g} / {points:g}"
+    if this_run:
+        where = (
+            "与 grades.csv 的 score、penalty、final_score 相同",
+            "grades.csv's score, penalty and final_score",
+        )
+    else:
+        where = ("与 grades_by_cell.csv 的单元总分相同", "the unit's total in grades_by_cell.csv")
     if fraction:
         rate, late_by = number(100 * fraction), str(late.get("late_by", ""))
         said = text(
-            f"单元总分 {total}；迟交 {late_by}，扣 {rate}%：−{penalty:g}；最终 {final_total}"
-            "（与 grades.csv 的 score、penalty、final_score 相同）",
-            f"unit total {total}; late by {late_by}, {rate}% off: −{penalty:g}; final {final_total} "
-            "(grades.csv's score, penalty and final_score)",
+            f"单元总分 {total}；迟交 {late_by}，扣 {rate}%：−{penalty:g}；最终 {final_total}（{where[0]}）",
+            f"unit total {total}; late by {late_by}, {rate}% off: −{penalty:g}; final {final_total} ({where[1]})",
         )
     else:
         said = text(
-            f"单元总分 {total}，按时提交，最终 {final_total}（与 grades.csv 相同）",
-            f"unit total {total}, on time, final {final_total} (as in grades.csv)",
+            f"单元总分 {total}，按时提交，最终 {final_total}（{where[0]}）",
+            f"unit total {total}, on time, final {final_total} ({where[1]})",
         )
-    lines.append(f"<p>{said}</p>")
-    return "\n".join(lines)
+    return "\n".join([*lines, f"<p>{said}</p>"])
 
 
 def lost_points(graded: list) -> str:
