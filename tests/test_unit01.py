@@ -9,6 +9,7 @@ import sys
 
 import pytest
 import torch
+from judge_cases import recorded_calls
 from notebook_run import ROOT, execute, judged_self_checks, stdout_of
 
 from course import notebooks, wrong
@@ -183,3 +184,39 @@ def test_the_seed_sweep_runs_out_of_memory_where_the_model_predicts():
     ]
     fits, too_big = capped.run_points(points)
     assert fits["status"] == "ok" and too_big["status"] == "oom"
+
+
+# What each exercise's text says it takes (the exact phrases stand in the exercise's statement); the judge's cases
+# must cover exactly that (issue 34: spec = judge).
+STATED = {
+    "cell-06": [
+        "in float32, float16 or bfloat16",
+        "any leading batch dimensions (or none), Nq may differ from Nk",
+    ],
+    "cell-16": ["`dtype` is float32, float16 or bfloat16", '`device` is `"cpu"` or `"cuda"`'],
+    "cell-24": ["`memory_bytes` may be an int or a float"],
+}
+HALVES = {torch.float32, torch.float16, torch.bfloat16}
+
+
+def test_each_exercise_states_the_dtypes_and_shapes_its_judge_passes(tmp_path):
+    """The judge's calls, recorded without a child: every stated dtype, shape and device is judged, and nothing
+    unstated (float64, say); on a CPU too (device="cuda" is modelled, not measured)."""
+    cells = {c.get("id"): c.source for c in notebooks.read(NOTEBOOK).cells}
+    assert all(phrase in cells[cell] for cell, phrases in STATED.items() for phrase in phrases)
+    unit = units.UNITS[NOTEBOOK.name]
+
+    def compared(q, k):  # -1: fewer queries than keys, 0: as many, 1: more
+        return (q.shape[-2] > k.shape[-2]) - (q.shape[-2] < k.shape[-2])
+
+    calls = [args for _, args in recorded_calls(unit, "test_standard_attention", tmp_path)]
+    assert {q.dtype for q, *_ in calls} == HALVES and {q.dim() for q, *_ in calls} == {2, 3, 4}
+    assert {compared(q, k) for q, k, _, causal in calls if causal} == {-1, 0, 1}
+    assert {compared(q, k) for q, k, _, causal in calls if not causal} == {-1, 0, 1}
+    calls = [args for _, args in recorded_calls(unit, "test_memory_model", tmp_path)]
+    assert {a[4] for a in calls} == HALVES and {a[5] for a in calls} == {False, True}
+    assert {a[6] for a in calls} == {"cpu", "cuda"}
+    model = {"attention_memory_bytes": attention_memory_bytes}
+    calls = recorded_calls(unit, "test_max_sequence_length", tmp_path, model)
+    calls = [args for target, args in calls if target == "max_sequence_length"]
+    assert {type(a[0]) for a in calls} == {int, float}

@@ -7,7 +7,10 @@
   (Linux `RLIMIT_AS`): an allocation past the cap fails inside PyTorch exactly as a full machine would,
   and the machine itself never runs short. Elsewhere (macOS, Windows) the CPU experiment is unavailable.
 
-A point is a dict: batch, heads, n, d, dtype (a name: "float32", …), training.
+A point is a dict: batch, heads, n, d, dtype (a name: "float32", …), training. A point that ran out also says
+where: the aten operator whose allocation failed (`failed_at`) and the bytes of the tensors alive then
+(`alive_bytes`, counted as `utils.memory.LiveTensors` counts). That is not the modelled peak: on a CPU the cap
+also holds the process's own memory, so a run can fail before it reaches its peak.
 """
 
 from __future__ import annotations
@@ -46,12 +49,32 @@ def _is_oom(error: BaseException) -> bool:
     )
 
 
+class _Watch(memory.LiveTensors):
+    """Live tensors, and the operator that was running when an allocation first failed."""
+
+    def __init__(self):
+        super().__init__()
+        self.failed_at: str | None = None
+        self.alive_at_failure: int | None = None
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        try:
+            return super().__torch_dispatch__(func, types, args, kwargs)
+        except (RuntimeError, MemoryError):
+            if self.failed_at is None:
+                self.failed_at, self.alive_at_failure = str(func.overloadpacket.__name__), self.live
+            raise
+
+
 def measure_point(point: dict, device) -> dict:
-    """{status, time_ms, peak_memory_bytes} of one point; status "oom" when an allocation failed."""
+    """{status, time_ms, peak_memory_bytes} of one point; status "oom" when an allocation failed, with the
+    operator that failed and the bytes alive then (`failed_at`, `alive_bytes`)."""
     step = _step(point, device)
+    watch = _Watch()
     try:
         begin = time.perf_counter()
-        peak = measure.peak_memory_bytes(step)
+        with watch:
+            peak = measure.peak_memory_bytes(step)
         seconds = time.perf_counter() - begin
     except (RuntimeError, MemoryError) as error:
         if not _is_oom(error):
@@ -61,7 +84,8 @@ def measure_point(point: dict, device) -> dict:
         gc.collect()
         if torch.cuda.is_available():
             torch.cuda.empty_cache()
-        return {**point, "status": "oom", "time_ms": None, "peak_memory_bytes": None}
+        where = {"failed_at": watch.failed_at, "alive_bytes": watch.alive_at_failure}
+        return {**point, "status": "oom", "time_ms": None, "peak_memory_bytes": None, **where}
     return {**point, "status": "ok", "time_ms": seconds * 1e3, "peak_memory_bytes": peak}
 
 

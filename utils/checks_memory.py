@@ -6,13 +6,17 @@ Each raises AssertionError with a bilingual message naming what failed:
     relative, float16 2⁻¹¹, bfloat16 2⁻⁸); P and O inherit that rounding through the softmax.
   - `breakdown_total`: a memory model's {tensor: bytes} is a non-empty dict of non-negative numbers.
   - `expect_near`: a predicted peak within a relative tolerance of a measured one.
+  - `check_devices`: a model's device="cuda" total is the CPU one plus one float32 N×N in training, equal in
+    inference.
   - `check_longest`: N fits a memory budget by a model and N + 1 does not.
+  - `calls_at_most`: a search calls the model at most so many times (no one-by-one scan).
 """
 
 from __future__ import annotations
 
+import contextlib
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import torch
 
@@ -102,6 +106,21 @@ def expect_near(predicted: float, measured: float, tolerance: float, what: str) 
         )
 
 
+def check_devices(total: Callable[[bool, str], float], batch: int, heads: int, n: int, what: str) -> None:
+    """`total(training, device)` of a memory model: on "cuda" a training step also holds the softmax backward's
+    float32 N×N scratch buffer (4·B·H·N² bytes); nothing else differs from "cpu"."""
+    for training in (False, True):
+        extra = total(training, "cuda") - total(training, "cpu")
+        expected = 4 * batch * heads * n * n if training else 0
+        if extra != expected:
+            _fail(
+                f"{what}，training={training}：device='cuda' 比 'cpu' 多 {extra:.0f} 字节，应多 {expected} 字节"
+                "（训练时多一个 float32 的 N×N 临时缓冲区，推理时相同）",
+                f"{what}, training={training}: device='cuda' adds {extra:.0f} bytes to 'cpu', it should add "
+                f"{expected} (one float32 N×N scratch buffer in training, nothing in inference)",
+            )
+
+
 def check_longest(n, memory_bytes: float, total: Callable[[int], float], what: str) -> None:
     """`n` is a non-negative int with total(n) ≤ memory_bytes (when n ≥ 1) and total(n + 1) > memory_bytes."""
     if not isinstance(n, int) or isinstance(n, bool) or n < 0:
@@ -116,3 +135,27 @@ def check_longest(n, memory_bytes: float, total: Callable[[int], float], what: s
             f"{what} = {n}，但你的模型说 N = {n + 1} 只需 {over:.0f} 字节，也放得下",
             f"{what} = {n}, but your model says N = {n + 1} needs only {over:.0f} bytes: it fits too",
         )
+
+
+@contextlib.contextmanager
+def calls_at_most(module, name: str, limit: int, what: str) -> Iterator[None]:
+    """While active, `module.name` (a function the code under test looks up in its module) fails once it has
+    been called more than `limit` times."""
+    original, calls = getattr(module, name), 0
+
+    def counted(*args, **kwargs):
+        nonlocal calls
+        calls += 1
+        if calls > limit:
+            _fail(
+                f"{what} 调用你的 {name} 超过了 {limit} 次：不要一个一个地试 N（先倍增再二分，或解二次方程再修正）",
+                f"{what} called your {name} more than {limit} times: do not try one N after another (double, "
+                "then bisect; or solve the quadratic and correct)",
+            )
+        return original(*args, **kwargs)
+
+    setattr(module, name, counted)
+    try:
+        yield
+    finally:
+        setattr(module, name, original)

@@ -6,7 +6,8 @@ tolerances there): odd N, 2-D to 4-D inputs, Nq ≠ Nk, causal top-left, float16
 `attention_memory_bytes` only computes. The judge measures, here in its own process, the peak of the step
 the model describes (`utils.memory.attention_step`): on the CPU by counting live tensors, which is exact, so
 the model must agree within 2 % (n ≥ 2·d); on a GPU also with the CUDA allocator, within 10 % (it also sees
-kernels' scratch buffers and rounds allocations). A call that creates a tensor of more than
+kernels' scratch buffers and rounds allocations). The model's device="cuda" rule (one more float32 N×N in
+training, nothing else) is checked on any machine against its own device="cpu" answer. A call that creates a tensor of more than
 `MAX_ELEMENTS` elements is measuring, not modelling: that case fails.
 
 `max_sequence_length` is judged against the student's own model: N fits, N + 1 does not. Each call has 20 s
@@ -51,6 +52,10 @@ TRAIN = (
     "训练：前向 + 反向（autograd 保存的张量与梯度）· training: forward + backward (saved tensors, gradients)"
 )
 ON_CUDA = "GPU：与 CUDA 分配器的峰值相差不超过 10% · GPU: within 10 % of the CUDA allocator's peak"
+DEVICES = (
+    "device='cuda'：训练多一个 float32 的 N×N 临时缓冲区，推理相同（任何机器上都检查）"
+    " · device='cuda': one more float32 N×N in training, the same in inference (checked on any machine)"
+)
 
 FITS = (
     "你的模型下能放下的最大 N：N 放得下，N + 1 放不下 · the largest N your model fits: N fits, N + 1 does not"
@@ -106,7 +111,7 @@ def check_model(j: Judgement, prop: str, batch, heads, n, d, dtype, training) ->
 
 @UNIT.cell(
     "test_memory_model",
-    {INFER32: 1, INFER16: 1, TRAIN: 1.5, ON_CUDA: 0.5},
+    {INFER32: 1, INFER16: 1, TRAIN: 1.5, DEVICES: 0.5, ON_CUDA: 0.5},
     selfcheck=INFER32,
     gpu_only=frozenset({ON_CUDA}),
 )
@@ -121,6 +126,16 @@ def memory_model(j: Judgement) -> None:
         check_model(j, INFER16, *shape(), dtype, False)
     for dtype in (torch.float32, torch.float16, torch.bfloat16):
         check_model(j, TRAIN, *shape(), dtype, True)
+    batch, heads, n, d = shape()
+    dtype = j.rng.choice([torch.float32, torch.float16, torch.bfloat16])
+    what = f"attention_memory_bytes({batch}, {heads}, {n}, {d}, {dtype_name(dtype)}, …)"
+    with j.case(DEVICES, what):
+
+        def total(training: bool, device: str) -> float:
+            answer = j.call("attention_memory_bytes", batch, heads, n, d, dtype, training, device)
+            return computed_total(j, answer, what)
+
+        checks_memory.check_devices(total, batch, heads, n, what)
     if not j.on_gpu:
         return
     measure.peak_memory_bytes(memory.attention_step(1, 1, 256, 64, torch.float32, True, "cuda"))  # warm-up
