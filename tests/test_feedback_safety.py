@@ -353,3 +353,5 @@ def test_a_hostile_submission_graded_by_the_course_shows_nothing_active_in_its_f
     assert leaks.found(graded, page, {"the grading salt": grade.grading_salt(course)}) == []
     assert "<script" not in page.read_text(encoding="utf-8").split("</head>", 1)[1]
     assert "bytes cut" in graded.read_text(encoding="utf-8")
+    summary = page.read_text(encoding="utf-8").split('id="summary"', 1)[1].split('class="cell ', 1)[0]
+    assert "按时提交" in summary and "on time" in summary  # the late work `course grade` passed the feedback
