@@ -9,6 +9,7 @@ import json
 
 import pytest
 import torch
+from exercise_spec import calls_by_function, dtypes_sent, dtypes_stated, exercise_text
 from notebook_run import ROOT, execute, judged_self_checks, stdout_of
 
 import utils
@@ -66,7 +67,9 @@ def test_loads_formula_is_what_the_slow_memory_counts_on_the_reference(m, n, k, 
         if dtype == torch.float32:
             grading.assert_close(mem.tensor("C"), expected, "C", atol=1e-4, rtol=1e-5)
         else:  # float32 accumulation, one rounding: within one float16 ulp (the judge's rule)
-            assert bool(((mem.tensor("C").double() - expected).abs() <= unit03.half_tolerance(a, b)).all())
+            assert bool(
+                ((mem.tensor("C").double() - expected).abs() <= tiling.float16_matmul_tolerance(a, b)).all()
+            )
 
 
 def test_float16_partial_products_break_the_one_ulp_rule():
@@ -75,8 +78,8 @@ def test_float16_partial_products_break_the_one_ulp_rule():
     a, b = torch.randn(70, 151).half(), torch.randn(151, 60).half()
     expected = a.double() @ b.double()
     partial = sum((a[:, p : p + 16] @ b[p : p + 16]).float() for p in range(0, 151, 16)).half()
-    assert bool(((partial.double() - expected).abs() > unit03.half_tolerance(a, b)).any())
-    assert unit03.ulp16(torch.tensor([1.0, 3.0, 1e-6])).tolist() == [2**-10, 2**-9, 2**-24]
+    assert bool(((partial.double() - expected).abs() > tiling.float16_matmul_tolerance(a, b)).any())
+    assert tiling.float16_ulp(torch.tensor([1.0, 3.0, 1e-6])).tolist() == [2**-10, 2**-9, 2**-24]
 
 
 @pytest.mark.parametrize(
@@ -236,3 +239,49 @@ def test_block_size_experiment_writes_its_results(tmp_path):
     assert results["device"] == utils.mode().name
     assert all(r["time_ms"] > 0 for r in results["records"])
     assert (tmp_path / "block_size.png").stat().st_size > 10_000
+
+
+class RecordedSlowMemory:
+    """Stands in for the judge's slow memory: keeps the tensors the judge puts there, runs nothing."""
+
+    def __init__(self, work, **tensors):
+        self.tensors, self.address = tensors, "recorded"
+
+    def __enter__(self):
+        RECORDED.append(self.tensors)
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def result(self, *names):
+        return None, (None, None), None, None, []
+
+
+RECORDED: list[dict] = []
+
+
+def test_each_exercise_states_the_dtypes_and_shapes_of_its_judges_cases(tmp_path, monkeypatch):
+    """Spec = judge: the dtypes an exercise's text names are exactly those its judge uses, and the shapes it allows
+    (remainder tiles, m ≠ n, tiles larger than the matrices, positive ints) occur among the judge's cases."""
+    RECORDED.clear()
+    monkeypatch.setattr(unit03, "SlowMemoryService", RecordedSlowMemory)
+    calls = calls_by_function(unit03.UNIT, tmp_path)
+    text = exercise_text(NOTEBOOK, "tiled_matmul")
+    spec = text.split("Tolerances:")[0]  # the tolerances compare with float64 products
+    assert {str(t["A"].dtype).removeprefix("torch.") for t in RECORDED} == dtypes_stated(spec)
+    assert all(t["A"].dtype == t["B"].dtype == t["C"].dtype for t in RECORDED)
+    assert "need not be multiples of the tiles" in text
+    cases = [
+        (*t["A"].shape, t["B"].shape[1], args[1:])
+        for t, args in zip(RECORDED, calls["tiled_matmul"], strict=True)
+    ]
+    assert any(m % bm and k % bk and n % bn for m, k, n, (bm, bn, bk) in cases)
+    assert any(m != n for m, _, n, _ in cases)
+    text = exercise_text(NOTEBOOK, "matmul_hbm_loads")
+    assert not dtypes_stated(text) and not dtypes_sent(calls["matmul_hbm_loads"])
+    assert "All arguments are positive ints" in text and "tiles may be larger than the matrices" in text
+    loads = calls["matmul_hbm_loads"]
+    assert all(type(x) is int and x > 0 for args in loads for x in args)
+    assert any(bm > m and bn > n and bk > k for m, n, k, bm, bn, bk in loads)
+    assert dtypes_sent(calls["best_tile"]) == dtypes_stated(exercise_text(NOTEBOOK, "best_tile"))

@@ -191,6 +191,20 @@ def three_pass_bytes(n_q: int, n_k: int, d: int, dtype: torch.dtype, block_k: in
     return 4 * n_k * d * e + key_blocks * (3 * n_q * d * e + 7 * n_q * 4 + 2 * n_q * d * 4)
 
 
+def float16_ulp(x: torch.Tensor) -> torch.Tensor:
+    """The float16 spacing at |x| (normal range; 2^-24 below it)."""
+    exponent = torch.floor(torch.log2(x.abs().clamp_min(2.0**-14)))
+    return torch.exp2(exponent - 10)
+
+
+def float16_matmul_tolerance(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """Per element of A B in float16: one float16 ulp of the exact product, plus 2^-16·(|A| |B|) for the
+    rounding of a float32 accumulation in any summation order (k·2^-24·Σ|a·b| bounds it for k ≤ 256). Float32
+    accumulation with one rounding at the end meets it; float16 partial products at each k-step miss it."""
+    exact = a.double() @ b.double()
+    return float16_ulp(exact) + 2.0**-16 * (a.double().abs() @ b.double().abs())
+
+
 # ---- The picture of the loop -------------------------------------------------------------------------
 
 ORDERS = ("q_outer", "kv_outer")
@@ -367,6 +381,8 @@ __all__ = [
     "plot_block_size",
     "blocked_matmul",
     "draw_loop_step",
+    "float16_matmul_tolerance",
+    "float16_ulp",
     "loop_slider",
     "loop_steps",
     "loop_strip",
