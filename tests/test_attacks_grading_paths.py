@@ -323,11 +323,8 @@ def test_the_hubs_password_files_are_never_readable_by_others_while_written(tmp_
     hub.mkdir()
     old = os.umask(0o022)
     try:
-        paths += [
-            hub / "passwords.tmp",
-            hub / accounts.PASSWORDS,
-            hub / accounts.INSTRUCTOR_PASSWORD,
-        ]
+        names = ["passwords", "instructor-password", "settings"]
+        paths += [hub / f"{name}.{suffix}" for name in names for suffix in ("tmp", "json", "txt")]
         assert accounts.instructor_password(hub, "kim")
         assert accounts.check_password(hub, "alice", "a long password")
         accounts.write_private(hub / "settings.json", {"a": 1})
