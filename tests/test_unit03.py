@@ -237,7 +237,7 @@ def test_block_size_experiment_writes_its_results(tmp_path):
     tiling.main([str(tmp_path), "--heads", "8", "--n", "1024"])
     results = json.loads((tmp_path / "block_size.json").read_text())
     assert results["device"] == utils.mode().name
-    assert all(r["time_ms"] > 0 for r in results["records"])
+    assert all(0 < r["time_range_ms"][0] <= r["time_ms"] <= r["time_range_ms"][1] for r in results["records"])
     assert (tmp_path / "block_size.png").stat().st_size > 10_000
 
 
@@ -285,3 +285,13 @@ def test_each_exercise_states_the_dtypes_and_shapes_of_its_judges_cases(tmp_path
     assert all(type(x) is int and x > 0 for args in loads for x in args)
     assert any(bm > m and bn > n and bk > k for m, n, k, bm, bn, bk in loads)
     assert dtypes_sent(calls["best_tile"]) == dtypes_stated(exercise_text(NOTEBOOK, "best_tile"))
+
+
+def test_the_block_size_plot_shows_the_spread_of_the_times():
+    """On a GPU the sweep's time is the median of the repeats; the plot draws their range beside it."""
+    records = [
+        {"block_k": b, "bytes": 1000 // b, "time_ms": 2.0, "time_range_ms": [1.5, 3.0]} for b in (16, 32)
+    ]
+    ax = tiling.plot_block_size(records)
+    (bars,) = ax.figure.axes[1].containers
+    assert [tuple(seg[:, 1]) for seg in bars.lines[2][0].get_segments()] == [(1.5, 3.0), (1.5, 3.0)]

@@ -17,6 +17,7 @@ Launchers take `count=True` to run in Triton's interpreter through the traffic c
 from __future__ import annotations
 
 import math
+import statistics
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -315,20 +316,21 @@ def block_size_sweep(
     block_ks, heads: int, n: int, d: int, dtype=torch.float16, block_q: int = 64
 ) -> list[dict]:
     """For each key block: the bytes `three_pass_attention` moves (formula, checked against the counter in
-    tests) and, on a GPU, its measured time. Records: {"block_k", "bytes", "time_ms" (None on a CPU)}."""
+    tests) and, on a GPU, its measured time. Records: {"block_k", "bytes", "time_ms" (the median; None on a
+    CPU), "time_range_ms" (the fastest and slowest of the repeats: how far to trust the median)}."""
     from utils import measure
 
     records = []
     q, k, v = (torch.randn(heads, n, d, device=runtime.device()).to(dtype) for _ in range(3))
     for block_k in block_ks:
-        ms = None
+        ms, spread = None, None
         if runtime.mode().is_gpu:
-            ms = measure.time_ms(
-                lambda b=block_k: three_pass_attention(q, k, v, block_q, b), warmup=2, repeats=5
+            samples = measure.time_samples_ms(
+                lambda b=block_k: three_pass_attention(q, k, v, block_q, b), warmup=2, repeats=11
             )
-        records.append(
-            {"block_k": block_k, "bytes": heads * three_pass_bytes(n, n, d, dtype, block_k), "time_ms": ms}
-        )
+            ms, spread = statistics.median(samples), [min(samples), max(samples)]
+        bytes_moved = heads * three_pass_bytes(n, n, d, dtype, block_k)
+        records.append({"block_k": block_k, "bytes": bytes_moved, "time_ms": ms, "time_range_ms": spread})
     return records
 
 
@@ -345,8 +347,15 @@ def plot_block_size(records: list[dict], title: str = ""):
     timed = [r for r in records if r["time_ms"] is not None]
     if timed:
         right = ax.twinx()
-        right.plot([r["block_k"] for r in timed], [r["time_ms"] for r in timed], "s--", color="tab:red")
-        right.set_ylabel(text("时间 (ms)", "time (ms)"), color="tab:red")
+        ms = [r["time_ms"] for r in timed]
+        spread = [
+            [m - r["time_range_ms"][0] for m, r in zip(ms, timed, strict=True)],
+            [r["time_range_ms"][1] - m for m, r in zip(ms, timed, strict=True)],
+        ]
+        right.errorbar([r["block_k"] for r in timed], ms, yerr=spread, fmt="s--", capsize=3, color="tab:red")
+        right.set_ylabel(
+            text("时间 (ms，中位数与最小–最大)", "time (ms, median and min–max)"), color="tab:red"
+        )
     ax.set_title(title or runtime.mode().name)
     ax.grid(True, which="both", alpha=0.3)
     return ax
