@@ -5,7 +5,9 @@ The call: q, k, v of shape (16, 16384, 64) in bfloat16 (here (16, 1, 16384, 64):
 apart: the whole call; the forward alone; the backward alone (the same graph, `o.backward(dO)` again with that
 stride-0 dO); the GPU time of the call's kernels (torch.profiler, each kernel named) and what is left of the
 whole call outside them (launches, allocations, copies on the host's side). On a CPU a tiny shape runs through
-the Triton interpreter so that CI checks the script; its times mean nothing.
+the Triton interpreter so that CI checks the script; its times mean nothing. The kernels' time comes from a
+profiled run without `do_bench`'s L2 flush, so "outside the kernels" within ±0.1 ms of 0 means none measurable:
+the host launches ahead of the GPU.
 """
 
 from __future__ import annotations
@@ -36,15 +38,21 @@ def bench_ms(fn, grads) -> float:
     return time_ms(fn, warmup=0, repeats=1)
 
 
-def kernel_ms(fn, calls: int = 5) -> tuple[float, dict[str, float]]:
-    """GPU time of `fn`'s kernels per call, in all and per kernel name (ms), from torch.profiler's device events."""
+def kernel_ms(fn, grads, calls: int = 5) -> tuple[float, dict[str, float]]:
+    """GPU time of `fn`'s kernels per call, in all and per kernel name (ms), from torch.profiler's device events;
+    the gradients are dropped before each call, as `do_bench` does (else each call adds into the last's)."""
     from torch.profiler import ProfilerActivity, profile
 
-    fn()
+    def once():
+        for t in grads:
+            t.grad = None
+        fn()
+
+    once()
     torch.cuda.synchronize()
-    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+    with profile(activities=[ProfilerActivity.CUDA], acc_events=True) as prof:
         for _ in range(calls):
-            fn()
+            once()
         torch.cuda.synchronize()
     per_kernel: dict[str, float] = {}
     for event in prof.events():
@@ -97,7 +105,7 @@ def measure(name: str, shape: tuple[int, ...], dtype: torch.dtype) -> dict:
         "backward_ms": bench_ms(backward, grads),
     }
     if utils.mode().is_gpu:
-        kernels, top = kernel_ms(whole)
+        kernels, top = kernel_ms(whole, grads)
         times |= {"kernels_ms": kernels, "outside_kernels_ms": times["whole_ms"] - kernels, "kernels": top}
     return {"status": "ok", "error_vs_tolerance": errors, **times}
 
