@@ -47,6 +47,7 @@ def test_plot_vs_n_draws_lines_log_axes_and_labels(gpu):
     assert "N" in ax.get_xlabel() and "MiB" in ax.get_ylabel()
     assert ("peak memory" in ax.get_ylabel()) == gpu
     assert ("H100" in ax.get_title()) == gpu and ("CPU" in ax.get_title()) == (not gpu)
+    assert "Triton" not in ax.get_title()  # no Triton ran: the CPU mode's name is not the device (issue 34)
     labels = [t.get_text() for t in ax.get_legend().get_texts()]
     assert labels == ["naive (OOM ≥ N=512)", "flash"]
     naive_line = ax.get_lines()[0]

@@ -40,3 +40,21 @@ def test_plots_draw_the_roof_and_the_points():
     assert {t.get_text() for t in ax.texts} >= {"softmax", "matmul"}
     roofline.plot_bandwidth_sweep([(2**12, 1e10), (2**20, 2e10)])
     plt.close("all")
+
+
+def test_each_point_has_its_prediction_drawn_and_a_point_above_the_roof_is_named():
+    """Issue 34: the text says squares are the model's prediction, so every point gets one, measured or not; a
+    measurement above the roof is named (the notebook explains it) and ringed."""
+    ceilings = roofline.Ceilings("test machine", "float32", 1e12, 1e11)
+    points = [
+        ("softmax", 0.6, 5e10, (4e10, 5.5e10)),
+        ("cached", 2.0, 4e11, (1e11, 5e11)),
+        ("fused", 100.0, None),
+    ]
+    assert roofline.above_roof(ceilings, points) == ["cached"]  # its roof is 2e11
+    ax = roofline.plot_roofline(ceilings, points)
+    squares = [line for line in ax.lines if line.get_marker() == "s" and len(line.get_xdata())]
+    assert sorted(float(line.get_xdata()[0]) for line in squares) == [0.6, 2.0, 100.0]
+    assert [float(line.get_ydata()[0]) for line in squares if line.get_xdata()[0] == 2.0] == [2e11]
+    assert sum(line.get_markeredgecolor() == "red" for line in ax.lines) == 1
+    plt.close("all")

@@ -56,8 +56,29 @@ def _synchronize() -> None:
         torch.cuda.synchronize()
 
 
+@contextlib.contextmanager
+def one_thread() -> Iterator[None]:
+    """On a CPU, PyTorch runs on one thread inside the block, so that a timing measures the code rather than
+    thread start-up and the other programs on the machine (a GPU is left as it is)."""
+    if _on_gpu():
+        yield
+        return
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
+
+
 def time_ms(fn: Callable[[], object], warmup: int = 3, repeats: int = 10) -> float:
-    """Median run time of `fn()` in milliseconds, after `warmup` untimed calls.
+    """Median run time of `fn()` in milliseconds, after `warmup` untimed calls (`time_samples_ms`)."""
+    return statistics.median(time_samples_ms(fn, warmup, repeats))
+
+
+def time_samples_ms(fn: Callable[[], object], warmup: int = 3, repeats: int = 10) -> list[float]:
+    """The run time of each of `repeats` calls of `fn()` in milliseconds, after `warmup` untimed calls: their
+    median is `time_ms`, their spread how far to trust it.
 
     GPU: CUDA events around each call. CPU: wall-clock time (`time.perf_counter`); it says how fast the
     CPU code is, not how a GPU kernel would perform.
@@ -80,7 +101,7 @@ def time_ms(fn: Callable[[], object], warmup: int = 3, repeats: int = 10) -> flo
             begin = time.perf_counter()
             fn()
             samples.append((time.perf_counter() - begin) * 1e3)
-    return statistics.median(samples)
+    return samples
 
 
 @contextlib.contextmanager

@@ -1,9 +1,13 @@
 """The roofline of the machine you are on: its measured memory bandwidth and arithmetic throughput.
 
 `measure_ceilings()` measures both ceilings (GPU: the course's Triton copy kernel and a bfloat16 matrix
-product; CPU: a large tensor copy and a float32 matrix product). `describe_machine()` lists what the
-device reports about its memory hierarchy, `bandwidth_sweep()` shows the cache levels as steps, and
-`plot_roofline()` draws the roof with operations placed on it.
+product; CPU: a large tensor copy and a float32 matrix product, on one thread). `describe_machine()` lists what
+the device reports about its memory hierarchy, `bandwidth_sweep()` shows the cache levels as steps, and
+`plot_roofline()` draws the roof with operations placed on it: each measured point (with its spread) beside the
+model's prediction, a square on the roof; `above_roof()` names the points the roof does not bound.
+
+On a CPU every measurement runs on one thread (`utils.measure.one_thread()`): with several, the threads' start-up and other
+programs on the machine decide the numbers more than the memory hierarchy does.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ import numpy as np
 import torch
 
 from utils import measure, plotting, runtime
+from utils.messages import bilingual
 
 
 @dataclass(frozen=True)
@@ -105,15 +110,17 @@ def copy_bandwidth(nbytes: int, repeats: int = 10) -> float:
 
 def bandwidth_sweep(sizes: list[int], budget_bytes: float = 4e9) -> list[tuple[int, float]]:
     """(bytes, bytes/s) of the copy for each working-set size: cache levels show as steps.
-    Each size is copied about `budget_bytes / size` times (at most 200, at least 3) to be timed reliably."""
-    return [
-        (size, copy_bandwidth(size, repeats=int(min(200, max(3, budget_bytes / size / 50)))))
-        for size in sizes
-    ]
+    Each size is copied about `budget_bytes / size` times (at most 200, at least 5) to be timed reliably; on a
+    CPU on one thread."""
+    with measure.one_thread():
+        return [
+            (size, copy_bandwidth(size, repeats=int(min(200, max(5, budget_bytes / size / 50)))))
+            for size in sizes
+        ]
 
 
-def matmul_flops(n: int, dtype: torch.dtype, repeats: int = 5) -> float:
-    """FLOP/s of an n×n by n×n matrix product (2·n³ FLOPs) in `dtype` on the current device."""
+def matmul_flops(n: int, dtype: torch.dtype, repeats: int = 7) -> float:
+    """FLOP/s of an n×n by n×n matrix product (2·n³ FLOPs) in `dtype` on the current device (median run)."""
     a = torch.randn(n, n, device=runtime.device()).to(dtype)
     b = torch.randn(n, n, device=runtime.device()).to(dtype)
     ms = measure.time_ms(lambda: a @ b, warmup=2, repeats=repeats)
@@ -121,19 +128,37 @@ def matmul_flops(n: int, dtype: torch.dtype, repeats: int = 5) -> float:
 
 
 def measure_ceilings() -> Ceilings:
-    """Both ceilings of this machine. GPU: bfloat16 products of 8192², a 1 GiB copy. CPU: float32 products of
-    1024² (512² on one core), a 256 MiB copy (larger than any cache of a usual CPU)."""
+    """Both ceilings of this machine. GPU: bfloat16 products of 8192², a 1 GiB copy. CPU, on one thread: float32
+    products of 512², a 256 MiB copy (larger than any cache of a usual CPU)."""
     if runtime.mode().is_gpu:
         flops = max(matmul_flops(8192, torch.bfloat16) for _ in range(2))
         return Ceilings(runtime.mode().name, "bfloat16", flops, copy_bandwidth(2**30))
-    n = 1024 if torch.get_num_threads() > 1 else 512
-    flops = max(matmul_flops(n, torch.float32) for _ in range(2))
-    return Ceilings(_cpu_name(), "float32", flops, copy_bandwidth(2**28, repeats=5))
+    with measure.one_thread():
+        flops = max(matmul_flops(512, torch.float32) for _ in range(2))
+        bandwidth = copy_bandwidth(2**28, repeats=7)
+    return Ceilings(f"{_cpu_name()}, {bilingual('单线程', 'one thread')}", "float32", flops, bandwidth)
 
 
-def plot_roofline(ceilings: Ceilings, points: list[tuple[str, float, float | None]] = (), ax=None):
-    """The roofline (log–log) with `points` = (label, FLOP/byte, achieved FLOP/s or None) on it.
-    A point without a measurement sits on the roof (what the model predicts)."""
+def roof(ceilings: Ceilings, intensity: float) -> float:
+    """What the roofline model predicts for an operation of `intensity` FLOP/byte (FLOP/s)."""
+    return min(ceilings.peak_flops, intensity * ceilings.peak_bandwidth)
+
+
+def above_roof(ceilings: Ceilings, points) -> list[str]:
+    """The labels of the measured points above the roof: the measured ceilings do not bound them (a cache faster
+    than the copy measured, or the machine busier while the ceilings were measured than while the point was)."""
+    return [point[0] for point in points if point[2] is not None and point[2] > roof(ceilings, point[1])]
+
+
+def _spread(point) -> tuple[float, float]:
+    """(lowest, highest) FLOP/s of a point's repeats (just the measurement where it has no spread)."""
+    return point[3] if len(point) > 3 else (point[2], point[2])
+
+
+def plot_roofline(ceilings: Ceilings, points: list[tuple] = (), ax=None):
+    """The roofline (log–log) with `points` = (label, FLOP/byte, achieved FLOP/s or None[, (lowest, highest)
+    FLOP/s of the repeats]) on it. Each point's prediction is a hollow square on the roof; a measurement is a
+    dot with its spread as an error bar, joined to its square; a dot above the roof is ringed in red."""
     ax = plotting._new_axes(ax)
     intensities = [p[1] for p in points] + [ceilings.ridge]
     low, high = min(intensities) / 4, max(intensities) * 4
@@ -147,14 +172,34 @@ def plot_roofline(ceilings: Ceilings, points: list[tuple[str, float, float | Non
         xytext=(4, -14),
         fontsize=8,
     )
-    for label, intensity, achieved in points:
-        roof = min(ceilings.peak_flops, intensity * ceilings.peak_bandwidth)
-        y, marker = (achieved, "o") if achieved is not None else (roof, "s")
-        ax.plot([intensity], [y], marker, ms=7)
+    above = set(above_roof(ceilings, points))
+    for point in points:
+        label, intensity, achieved = point[:3]
+        predicted = roof(ceilings, intensity)
+        (square,) = ax.plot([intensity], [predicted], "s", ms=8, mfc="none")
+        y = predicted
+        if achieved is not None:
+            low, high = _spread(point)
+            color = square.get_color()
+            ax.plot([intensity, intensity], [predicted, achieved], ":", color=color, lw=1)
+            ax.errorbar(
+                [intensity], [achieved], yerr=[[achieved - low], [high - achieved]], fmt="o", color=color
+            )
+            if label in above:
+                ax.plot([intensity], [achieved], "o", ms=13, mfc="none", mec="red")
+            y = achieved
         ax.annotate(label, (intensity, y), textcoords="offset points", xytext=(5, 4), fontsize=8)
+    ax.plot([], [], "ks", mfc="none", label=plotting.text("模型的预测", "the model's prediction"))
+    ax.plot(
+        [],
+        [],
+        "ko",
+        label=plotting.text("实测（误差棒：重复间的范围）", "measured (bar: range of the repeats)"),
+    )
+    ax.legend(fontsize=8, loc="best")
     ax.set_xlabel(plotting.text("算术强度 (FLOP/字节)", "arithmetic intensity (FLOP/byte)"))
     ax.set_ylabel(plotting.text("FLOP/s", "FLOP/s"))
-    ax.set_title(str(ceilings.device)[:60], fontsize=9)
+    ax.set_title(str(ceilings.device)[:90], fontsize=9)
     ax.grid(True, which="both", alpha=0.3)
     return ax
 
@@ -177,6 +222,7 @@ def plot_bandwidth_sweep(sweep: list[tuple[int, float]], ax=None):
 
 __all__ = [
     "Ceilings",
+    "above_roof",
     "bandwidth_sweep",
     "copy_bandwidth",
     "describe_machine",
@@ -184,4 +230,5 @@ __all__ = [
     "measure_ceilings",
     "plot_bandwidth_sweep",
     "plot_roofline",
+    "roof",
 ]

@@ -45,7 +45,6 @@ UNIT = Unit(
 CALL = "utils.traffic.judged.call"
 RUN = "utils.traffic.judged.run"
 DTYPES = (torch.float32, torch.float16, torch.bfloat16, torch.float64)
-KERNEL_DTYPES = (torch.float32, torch.float16, torch.bfloat16)
 MAX_ROWS_ON_CHIP = 64
 # Sequence lengths of the counted cases: odd (never a multiple of a tile), from a fixed set so that the judge's
 # counts (a few seconds each in the interpreter) are reused across the students graded in one process.
@@ -118,19 +117,18 @@ def expect_value_error(j: Judgement, target: str, *args, what: str) -> None:
     "test_arithmetic_intensity", {MATMUL: 1, SOFTMAX: 1, STEPS: 1, FUSED: 1, UNKNOWN: 0.5}, selfcheck=MATMUL
 )
 def intensity(j: Judgement) -> None:
+    dtypes = j.rng.sample(DTYPES, len(DTYPES))  # every dtype the exercise names, in a shuffled order
     cases = [(MATMUL, "matmul", (64, 64, 64), torch.float32)]  # the visible self-check's case
-    cases += [(MATMUL, "matmul", (j.odd(1, 4000), j.odd(1, 300), j.odd(1, 4000)), j.rng.choice(DTYPES))]
+    cases += [(MATMUL, "matmul", (j.odd(1, 4000), j.odd(1, 300), j.odd(1, 4000)), dtypes[0])]
     cases += [
         (SOFTMAX, "softmax", (j.odd(1, 9000), j.odd(1, 9000)), dtype)
         for dtype in (torch.float16, torch.float32)
     ]
-    for op in ("scores", "pv"):
-        cases.append(
-            (STEPS, op, (j.odd(1, 5000), j.odd(1, 5000), j.rng.choice([16, 64, 128])), j.rng.choice(DTYPES))
-        )
+    for op, dtype in (("scores", dtypes[1]), ("pv", dtypes[2])):
+        cases.append((STEPS, op, (j.odd(1, 5000), j.odd(1, 5000), j.rng.choice([16, 64, 128])), dtype))
     cases += [
-        (FUSED, "fused_attention", (j.odd(1, 9000), j.odd(1, 9000), d), j.rng.choice(DTYPES))
-        for d in (64, 128)
+        (FUSED, "fused_attention", (j.odd(1, 9000), j.odd(1, 9000), d), dtype)
+        for d, dtype in ((64, dtypes[3]), (128, j.rng.choice(DTYPES)))
     ]
     for prop, op, shapes, dtype in cases:
         what = f"arithmetic_intensity({op!r}, {shapes}, {dtype})"
@@ -164,6 +162,7 @@ def roofline(j: Judgement) -> None:
         cases.append((COMPUTE, ridge * j.rng.uniform(1.1, 100) * nbytes, nbytes, peak, bandwidth))
     peak, bandwidth = 2.0 ** j.rng.randrange(40, 50), 2.0 ** j.rng.randrange(30, 40)
     cases.append((RIDGE, peak / bandwidth * 2.0**20, 2.0**20, peak, bandwidth))  # exact in binary
+    cases.append((MEMORY, 0.0, 10 ** j.rng.uniform(3, 11), peak, bandwidth))  # no FLOPs: 0 FLOP/s, memory
     for prop, flops, nbytes, peak, bandwidth in cases:
         what = f"roofline({flops:.4g}, {nbytes:.4g}, {peak:.4g}, {bandwidth:.4g})"
         with j.case(prop, what):
@@ -234,7 +233,7 @@ def hbm_flash(j: Judgement) -> None:
         (RULE, j.rng.choice(SIZES[2:]), 64, kib, torch.float32)
     ]  # B = 32 or 64: several tiles and a tail
     kib = j.rng.choice([164, 228]) * 1024 + j.rng.randrange(1000)
-    cases += [(RULE, j.rng.choice(SIZES), 32, kib, j.rng.choice(KERNEL_DTYPES))]
+    cases += [(RULE, j.rng.choice(SIZES), 32, kib, torch.bfloat16)]
     cases += [
         (BIG, j.rng.choice(SIZES[:3]), 16, j.rng.randrange(200_000, 300_000), torch.float32)
     ]  # one tile

@@ -1,5 +1,6 @@
 # selftest-replaces: ai_roofline
 # selftest-must-fail: test_roofline
+# selftest-selfcheck-fails: test_roofline
 # Mistake: calls an operation exactly at the ridge "memory"-bound (<= instead of <).
 # 错误：恰好在拐点上的操作被判为受内存限制（用了 <= 而不是 <）。
 @@ -2,4 +2,4 @@
