@@ -7,7 +7,7 @@
   once, like a kernel launch; the work runs "on the device" in wall-clock time, and only `synchronize()`
   waits for it. A timer that forgets to synchronise measures launches, about a microsecond.
 - `Workload(durations)`: the i-th call takes `durations[i]` seconds (the first calls of real code are slow:
-  compilation, caches, allocator, clocks); it counts its calls.
+  compilation, caches, allocator, clocks); it counts its calls and keeps how long each one took.
 """
 
 from __future__ import annotations
@@ -56,18 +56,21 @@ class SimulatedDevice:
 
 
 class Workload:
-    """A callable whose i-th call sleeps `durations[i]` seconds (the last one for later calls); counts calls."""
+    """A callable whose i-th call sleeps `durations[i]` seconds (the last one for later calls); counts calls and
+    keeps the seconds each call took (`observed`: on a busy machine a sleep wakes late)."""
 
     def __init__(self, durations: Sequence[float]):
         if not durations:
             raise ValueError("durations must not be empty")
-        self.durations, self.calls = list(durations), 0
+        self.durations, self.calls, self.observed = list(durations), 0, []
 
     def __call__(self, start: float | None = None) -> None:
         """Sleep this call's duration, counted from `start` (a `time.perf_counter()` reading; default now)."""
         seconds = self.durations[min(self.calls, len(self.durations) - 1)]
         self.calls += 1
-        sleep_until((time.perf_counter() if start is None else start) + seconds)
+        start = time.perf_counter() if start is None else start
+        sleep_until(start + seconds)
+        self.observed.append(time.perf_counter() - start)
 
 
 def sleep_until(deadline: float) -> None:

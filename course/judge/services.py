@@ -229,14 +229,17 @@ class TimingService(Service):
     took here: on a busy machine a sleep wakes late) and `device.launches` afterwards."""
 
     def __init__(self, work: Path, workload: Workload | None = None, device: SimulatedDevice | None = None):
-        self.workload, self.device, self.observed = workload, device, []
+        self.workload, self.device = workload, device
         super().__init__(work)
+
+    @property
+    def observed(self) -> list[float]:
+        return self.workload.observed if self.workload is not None else []
 
     def answer(self, message: dict, tensors: dict[str, torch.Tensor]) -> tuple[dict, dict]:
         op, start = message.get("op"), self.started(message)
         if op == "call" and self.workload is not None:
             self.workload(start)
-            self.observed.append(time.perf_counter() - start)
         elif op == "launch" and self.device is not None:
             self.device.launch(start)
         elif op == "wait" and self.device is not None:
