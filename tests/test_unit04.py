@@ -11,6 +11,7 @@ import re
 
 import pytest
 import torch
+from exercise_spec import calls_by_function, dtypes_sent, dtypes_stated, exercise_text
 from notebook_run import ROOT, execute, judged_self_checks, stdout_of
 
 from course import notebooks, wrong
@@ -239,5 +240,52 @@ def test_kernels_on_long_rows_on_the_gpu(method, dtype):
 def test_benchmark_writes_its_results(tmp_path):
     softmax_kernels.main(["--out", str(tmp_path), "--elements", str(2**22)])
     records = json.loads((tmp_path / "softmax_passes.json").read_text())["records"]
-    assert len(records) == 7 and all(r["speedup_online_over_safe"] > 0 for r in records)
+    assert len(records) == 7
+    assert all(
+        0 < r["speedup_range"][0] <= r["speedup_online_over_safe"] <= r["speedup_range"][1] for r in records
+    )
     assert (tmp_path / "softmax_passes.png").stat().st_size > 0
+
+
+def test_each_exercise_states_the_dtypes_and_shapes_of_its_judges_cases(tmp_path):
+    """Spec = judge: the dtypes an exercise's text names are exactly those its judge sends, and the shapes it
+    allows (leading dims or none, blocks longer than the row, any shape of states) occur among the judge's cases."""
+    merges = {name: getattr(reference, name) for name in ("merge_softmax_states", "merge_attention_states")}
+    # The merges answered by the reference, so the judge reaches its tree merges (states of two dims).
+    calls = calls_by_function(unit04.UNIT, tmp_path, merges, seeds=(1,))
+    for function in (
+        "online_softmax",
+        "merge_softmax_states",
+        "merge_attention_states",
+        "online_softmax_weighted_sum",
+    ):
+        assert dtypes_sent(calls[function]) == dtypes_stated(exercise_text(NOTEBOOK, function)), function
+    text = exercise_text(NOTEBOOK, "online_softmax")
+    assert "shape (..., n)" in text and "may exceed n" in text
+    softmax_inputs = [(x, block) for _, x, block in calls["online_softmax"]]
+    assert len({x.dim() for x, _ in softmax_inputs}) >= 2
+    assert any(block > x.shape[-1] for x, block in softmax_inputs)
+    assert any(x.shape[-1] % block for x, block in softmax_inputs)
+    text = exercise_text(NOTEBOOK, "online_softmax_weighted_sum")
+    assert "(possibly none)" in text
+    weighted = [(s, v) for _, s, v, _ in calls["online_softmax_weighted_sum"]]
+    assert {s.dim() for s, _ in weighted} >= {2, 3}
+    assert all(s.shape[:-2] == v.shape[:-2] and s.shape[-1] == v.shape[-2] for s, v in weighted)
+    assert "any shape" in exercise_text(NOTEBOOK, "merge_softmax_states")
+    assert len({args[0].dim() for args in calls["merge_softmax_states"]}) >= 2
+    assert "`m1.shape + (d,)`" in exercise_text(NOTEBOOK, "merge_attention_states")
+    for o1, m1, l1, o2, m2, l2 in calls["merge_attention_states"]:
+        assert o1.shape[:-1] == m1.shape == l1.shape and o2.shape[:-1] == m2.shape == l2.shape
+        assert o1.dtype == m1.dtype == l1.dtype == o2.dtype
+
+
+def test_the_speedup_plot_shows_the_spread_over_rounds():
+    """The GPU benchmark's speedup is a median over rounds; the plot draws the rounds' range beside it."""
+    records = [
+        {"n": n, "ms": dict.fromkeys(("safe", "online", "torch"), 1.0), "speedup_online_over_safe": 1.2,
+         "speedup_range": [1.1, 1.3]}
+        for n in (4096, 16384)
+    ]  # fmt: skip
+    fig = softmax_kernels.plot(records)
+    (bars,) = fig.axes[1].containers
+    assert [tuple(seg[:, 1]) for seg in bars.lines[2][0].get_segments()] == [(1.1, 1.3), (1.1, 1.3)]

@@ -128,6 +128,7 @@ def benchmark(lengths: list[int], elements: int, dtype: torch.dtype, block: int)
         ms = {name: sorted(times)[len(times) // 2] for name, times in rounds.items()}
         record = {"n": n, "rows": x.shape[0], "dtype": str(dtype), "block": block, "ms": ms}
         record["speedup_online_over_safe"] = speedups[len(speedups) // 2]
+        record["speedup_range"] = [speedups[0], speedups[-1]]  # the spread over rounds: how far to trust it
         record["GB_per_s"] = {m: expected_bytes(*x.shape, dtype, m) / (ms[m] * 1e-3) / 1e9 for m in METHODS}
         records.append(record)
         print(
@@ -151,7 +152,23 @@ def plot(records: list[dict], path: Path | None = None):
     axes[0].set_xlabel(plotting.text("行长 n", "row length n"))
     axes[0].set_ylabel(plotting.text("时间 (ms)", "time (ms)"))
     axes[0].legend()
-    axes[1].semilogx(ns, [r["speedup_online_over_safe"] for r in records], "o-", label="safe / online")
+    speedups = [r["speedup_online_over_safe"] for r in records]
+    spread = [
+        [s - r["speedup_range"][0] for s, r in zip(speedups, records, strict=True)],
+        [r["speedup_range"][1] - s for s, r in zip(speedups, records, strict=True)],
+    ]
+    axes[1].errorbar(
+        ns,
+        speedups,
+        yerr=spread,
+        fmt="o-",
+        capsize=3,
+        label=plotting.text(
+            "safe / online（中位数，竖线：各轮的最小–最大）",
+            "safe / online (median; bars: min–max over rounds)",
+        ),
+    )
+    axes[1].set_xscale("log")
     axes[1].axhline(4 / 3, color="k", ls=":", label=plotting.text("访存之比 4/3", "access ratio 4/3"))
     axes[1].axhline(1.3, color="tab:red", ls="--", label="Milakov & Gimelshein, V100 ≈ 1.3×")
     axes[1].set_xlabel(plotting.text("行长 n", "row length n"))

@@ -16,11 +16,13 @@ are all −∞ (nothing visible): softmax 0, output 0, state (m, ℓ) = (−∞,
   child calls: each result is compared with the exact state of the union of the blocks, computed in float64
   from the scores. Empty blocks and blocks of −∞ give the empty state, which must be the identity.
 
-Tolerances: softmax values float32 1e-6 absolute + 1e-5 relative; float16/bfloat16 outputs carry their own
-rounding (2⁻¹¹, 2⁻⁹ relative: rtol 2e-3, 8e-3). States: m 1e-6 relative (it is a maximum, exact in float32),
-ℓ 1e-5 relative (+1e-6 absolute), o within 1e-6 + 1e-5·Σ e^{s−m}|v| (its terms may cancel; float32 rounds each). Weighted sum: O float32 1e-5 + 1e-4 relative, float16 3e-3,
-bfloat16 2e-2 (rounded outputs); L 1e-4 absolute + 1e-6 relative for every dtype (float32 statistics: a
-running sum kept in float16 or bfloat16 misses it by far more).
+Tolerances: softmax values float32 1e-6 absolute + 1e-5 relative; float64 1e-12 + 1e-10 (float64 statistics:
+float32 ones miss by ~1e-7); float16/bfloat16 outputs carry their own rounding (2⁻¹¹, 2⁻⁹ relative: rtol 2e-3,
+8e-3). States keep the arguments' dtype (float32, and float64 for one batch of pairs): m 1e-6 relative (it is a
+maximum, exact in float32), ℓ 1e-5 relative (+1e-6 absolute), o within 1e-6 + 1e-5·Σ e^{s−m}|v| (its terms may
+cancel; float32 rounds each). Weighted sum: O float32 1e-5 + 1e-4 relative, float64 1e-10, float16 3e-3, bfloat16
+2e-2 (rounded outputs); L 1e-4 absolute + 1e-6 relative for every dtype (float32 statistics: a running sum kept in
+float16 or bfloat16 misses it by far more).
 """
 
 from __future__ import annotations
@@ -43,8 +45,14 @@ UNIT = Unit(
 RUN = "utils.sweeps.run"
 INF = math.inf
 LOW = (torch.float16, torch.bfloat16)
-SOFTMAX_RTOL = {torch.float32: 1e-5, torch.float16: 2e-3, torch.bfloat16: 8e-3}
+SOFTMAX_TOLERANCE = {  # (atol, rtol): float64 inputs need float64 statistics, float32 ones miss by ~1e-7
+    torch.float64: (1e-12, 1e-10),
+    torch.float32: (1e-6, 1e-5),
+    torch.float16: (1e-6, 2e-3),
+    torch.bfloat16: (1e-6, 8e-3),
+}
 OUTPUT_TOLERANCE = {
+    torch.float64: dict(atol=1e-10, rtol=1e-10),
     torch.float32: dict(atol=1e-5, rtol=1e-4),
     torch.float16: dict(atol=3e-3, rtol=3e-3),
     torch.bfloat16: dict(atol=2e-2, rtol=2e-2),
@@ -53,7 +61,10 @@ OUTPUT_TOLERANCE = {
 VALUES = "float32 的值，奇数长度 · float32 values, odd sizes"
 EXTREME = "极端数值（±1e4）不溢出 · extreme magnitudes (±1e4) do not overflow"
 MASKED = "整行 −∞ 得 0；开头几块全是 −∞ · rows of −∞ give 0; leading blocks of −∞"
-LOW_IN = "float16、bfloat16 输入，float32 统计量 · float16, bfloat16 inputs with float32 statistics"
+LOW_IN = (
+    "float16、bfloat16 输入用 float32 统计量，float64 输入用 float64 · float16, bfloat16 inputs with float32 "
+    "statistics, float64 inputs with float64"
+)
 SWEEPS = (
     "两遍：每个元素恰好读两次，先求 (m, ℓ) 再归一化，每次至多 block_size 列 · two sweeps: every element read "
     "exactly twice, (m, ℓ) before normalising, at most block_size columns per read"
@@ -67,8 +78,8 @@ ORDER = (
 )
 FULLY_MASKED = "全被遮住的行：O = 0，L = −∞ · fully masked rows: O = 0, L = −∞"
 LOW_WS = (
-    "float16、bfloat16 输入：O 为 values 的类型，L 为 float32 · float16, bfloat16 inputs: O in the values' "
-    "dtype, L float32"
+    "float16、bfloat16、float64 输入：O 为 values 的类型，L 为 float32 · float16, bfloat16, float64 inputs: O in "
+    "the values' dtype, L float32"
 )
 ONE_PASS = (
     "一遍：每个分数恰好读一次，每次至多 block_size 列，不把整行分数放进快速内存 · one pass: every score read "
@@ -162,7 +173,8 @@ def softmax_case(j: Judgement, props: list[str], x: torch.Tensor, block: int) ->
                 f"{what}: 输出应为 {x.dtype}，得到 {describe(out)}",
                 f"{what}: the output should be {x.dtype}, got {describe(out)}",
             )
-            j.close(out, softmax64(x), what, atol=1e-6, rtol=SOFTMAX_RTOL[x.dtype])
+            atol, rtol = SOFTMAX_TOLERANCE[x.dtype]
+            j.close(out, softmax64(x), what, atol=atol, rtol=rtol)
 
 
 @UNIT.cell(
@@ -186,6 +198,7 @@ def online_softmax(j: Judgement) -> None:
     softmax_case(j, [MASKED, SWEEPS], masked, 32)
     for dtype in LOW:
         softmax_case(j, [LOW_IN], (j.randn(4, j.odd(1501, 2501)) * 0.5).to(dtype), 128)
+    softmax_case(j, [LOW_IN], j.randn(2, 3, j.odd(101, 201), dtype=torch.float64) * 3, 16)
 
 
 # --- the merges ---------------------------------------------------------------------------------------------
@@ -265,16 +278,21 @@ def merged(j: Judgement, target: str, first: tuple, second: tuple, what: str) ->
     return j.tensors(j.call(target, *first, *second).result, count, what)
 
 
-def compare_state(j: Judgement, got: tuple, states: States, columns, what: str) -> None:
-    """The merged state against the float64 state of the union of `columns`. o's error is bounded relative to
-    Σ e^{s−m}|v|, the size of the terms it sums (they may cancel; float32 rounds each of them)."""
+def compare_state(
+    j: Judgement, got: tuple, states: States, columns, what: str, dtype: torch.dtype = torch.float32
+) -> None:
+    """The merged state against the float64 state of the union of `columns`, in the arguments' `dtype`. o's error
+    is bounded relative to Σ e^{s−m}|v|, the size of the terms it sums (they may cancel; float32 rounds each)."""
     expected = states.union(columns)
     labels = ("o", "m", "ℓ") if len(expected) == 3 else ("m", "ℓ")
     for label, g, e in zip(labels, got, expected, strict=True):
         j.expect(
-            isinstance(g, torch.Tensor) and tuple(g.shape) == tuple(e.shape) and not bool(g.isnan().any()),
-            f"{what}: {label} 应为形状 {tuple(e.shape)} 且没有 NaN 的张量，得到 {describe(g)}",
-            f"{what}: {label} should be a tensor of shape {tuple(e.shape)} without NaN, got {describe(g)}",
+            isinstance(g, torch.Tensor)
+            and tuple(g.shape) == tuple(e.shape)
+            and g.dtype == dtype
+            and not bool(g.isnan().any()),
+            f"{what}: {label} 应为形状 {tuple(e.shape)}、dtype {dtype} 且没有 NaN 的张量，得到 {describe(g)}",
+            f"{what}: {label} should be a {dtype} tensor of shape {tuple(e.shape)} without NaN, got {describe(g)}",
         )
         if label == "m":
             close_with_infinities(j, g, e, f"{what}: m", atol=0.0, rtol=1e-6)
@@ -302,6 +320,10 @@ def judge_merges(j: Judgement, target: str, d: int | None) -> None:
             [0, 1],
             f"{target}(a, b)",
         )
+    with j.case(EXACT, f"{target}(a, b) in float64: {len(pairs.blocks)} generated pairs"):
+        first, second = (tuple(t.double() for t in pairs.at((slice(None), i))) for i in (0, 1))
+        what = f"{target}(a, b) float64"
+        compare_state(j, merged(j, target, first, second, what), pairs, [0, 1], what, torch.float64)
     triples = States(j, generated(j, st.lists(BLOCK, min_size=3, max_size=3), 40), d)
     with j.case(LAWS, f"{target}: {len(triples.blocks)} generated triples"):
         a, b, c = (triples.at((slice(None), i)) for i in range(3))
@@ -422,3 +444,6 @@ def weighted_sum(j: Judgement) -> None:
         weighted_case(
             j, [LOW_WS], (j.randn(2, 5, n_k) * 0.5).to(dtype), j.randn(2, n_k, 16, dtype=dtype), 128
         )
+    n_k = j.odd(101, 201)
+    f64 = torch.float64
+    weighted_case(j, [LOW_WS], j.randn(2, 7, n_k, dtype=f64) * 2, j.randn(2, n_k, 8, dtype=f64), 16)
