@@ -5,6 +5,7 @@ mistake as it should."""
 
 import itertools
 import random
+import re
 import sys
 import types
 
@@ -15,7 +16,9 @@ from torch.utils.checkpoint import checkpoint, checkpoint_sequential
 
 import utils
 from course import notebooks, wrong
-from course.judge import preprocessor, units
+from course.judge import preprocessor, unit05, units
+from course.judge.child import CallFailed
+from course.judge.core import judge_cell
 from course.reference import recompute as reference
 from utils import checkpoint_schedules as schedules
 from utils import grading, judged_recompute, measure, recompute
@@ -221,6 +224,39 @@ def test_no_torch_checkpoint_refuses_every_way_in():
     checkpoint(layers, x, use_reentrant=False).sum().backward()  # restored afterwards
 
 
+def _recomputed_by(run, n, segments):
+    layers = recompute.chain(n, 5)
+    x = torch.randn(3, 5, requires_grad=True)
+    ran = recompute.watch_layers(layers)
+    out = run(layers, x, segments)
+    forward_calls = len(ran)
+    out.sum().backward()
+    return ran[forward_calls:]
+
+
+@pytest.mark.parametrize("n, segments", [(7, 1), (7, 3), (7, 7), (11, 4), (11, 9), (9, 7)])
+def test_the_segments_are_read_from_what_backward_runs_again(n, segments):
+    """The reference (lengths at most one apart, every segment checkpointed) and torch's checkpoint_sequential
+    (⌊n/k⌋ layers a segment, the remainder and the last segment run normally) read back as they are built."""
+    with recompute.no_torch_checkpoint():
+        recomputed = _recomputed_by(reference.checkpointed_forward, n, segments)
+    lengths = recompute.segment_lengths(n, recomputed)
+    assert len(lengths) == segments and max(lengths) - min(lengths) <= 1 and sum(lengths) == n
+    recomputed = _recomputed_by(
+        lambda layers, x, k: checkpoint_sequential(layers, k, x, use_reentrant=False), n, segments
+    )
+    size = n // segments
+    assert recompute.segment_lengths(n, recomputed) == [size] * (segments - 1) + [n - size * (segments - 1)]
+
+
+def test_segment_lengths_refuses_what_is_not_one_run_per_segment():
+    assert recompute.segment_lengths(6, []) == [6]  # nothing recomputed: one segment run normally
+    assert recompute.segment_lengths(6, [3, 4, 5, 0, 1, 2]) == [3, 3]
+    assert recompute.segment_lengths(6, [3, 4, 0, 1, 2, 0, 1, 2]) is None  # a segment run twice
+    assert recompute.segment_lengths(6, [4, 5, 0, 1]) is None  # layers 2 and 3 never run again
+    assert recompute.segment_lengths(3, [2, 3, 0, 1]) is None  # a layer beyond the chain
+
+
 # --- attention_backward_from_lse -----------------------------------------------------------------------------
 
 
@@ -238,6 +274,109 @@ def test_reference_backward_from_lse_matches_float64_autograd(is_causal, dtype, 
         for grad, ref, inp in zip(grads, expected, (q, k, v), strict=True):
             assert grad.dtype == inp.dtype
             grading.assert_close(grad, ref, "gradient", atol=tol, rtol=tol)
+
+
+def test_the_precision_tolerances_separate_float32_arithmetic_from_bfloat16_and_float64_from_float32():
+    """The judge's bfloat16 and float64 cases, against the formulas in float64: the reference (computing in at
+    least float32) passes; the same computation done in the inputs' dtype (bfloat16) or in float32 (float64
+    inputs) fails."""
+
+    def computed_in(dtype):
+        def backward(*args):
+            grads = reference.attention_backward_from_lse(*(t.to(dtype) for t in args[:6]), args[6])
+            return tuple(g.to(args[0].dtype) for g in grads)
+
+        return backward
+
+    for seed, (dtype, low) in itertools.product(
+        range(3), [(torch.bfloat16, torch.bfloat16), (torch.float64, torch.float32)]
+    ):
+        q, k, v = grading.random_qkv(2, 97, 81, 64, dtype=dtype, requires_grad=False, seed=seed)
+        out, lse = grading.reference_attention(q, k, v)
+        inputs = (q, k, v, out.to(dtype), lse.float(), torch.randn_like(q), False)
+        expected = reference.attention_backward_from_lse(*(t.double() for t in inputs[:6]), False)
+        tolerance = unit05.FORMULA_TOLERANCE[dtype]
+        for grad, ref in zip(reference.attention_backward_from_lse(*inputs), expected, strict=True):
+            grading.assert_close(grad, ref, "reference", **tolerance)
+        lowered = computed_in(low)(*inputs)
+        assert any(
+            not torch.allclose(grad.double(), ref, **tolerance)
+            for grad, ref in zip(lowered, expected, strict=True)
+        ), (dtype, low)
+
+
+class _RecordingChild:
+    """Stands in for the judge's child: records each call's target and arguments and fails it (nothing runs)."""
+
+    def __init__(self):
+        self.calls = []
+
+    def call(self, target, *args, **options):
+        self.calls.append((target, args))
+        raise CallFailed("recorded")
+
+
+def _judged_calls(grade_id: str) -> list[tuple[str, tuple]]:
+    """Every call the judge makes for one graded cell, over a few seeds (its random choices differ)."""
+    child = _RecordingChild()
+    for seed in range(2):
+        judge_cell(units.UNITS[NOTEBOOK.name].cells[grade_id], child, seed, on_gpu=False)
+    return child.calls
+
+
+def _exercise_text(function: str) -> str:
+    nb = notebooks.read(NOTEBOOK)
+    return next(c.source for c in nb.cells if f"**交付 · Deliverable:** `{function}(" in c.source)
+
+
+def _dtypes_named(text: str) -> set[str]:
+    return {name for name in ("float16", "bfloat16", "float32", "float64") if re.search(rf"\b{name}\b", text)}
+
+
+def _dtype(t: torch.Tensor) -> str:
+    return str(t.dtype).removeprefix("torch.")
+
+
+def test_exercise_1_states_the_inputs_its_judge_sends():
+    calls = _judged_calls("test_saved_bytes")  # storage(target, kind, width_out, x_grad, x, *state)
+    text = _exercise_text("saved_bytes")
+    assert {_dtype(args[4]) for _, args in calls} == _dtypes_named(text)
+    assert {args[3] for _, args in calls} == {True, False} and "may or may not need a gradient" in text
+
+
+def test_exercise_2_states_the_cases_its_judge_checks():
+    text = _exercise_text("checkpointed_forward")
+    gradients = [args for target, args in _judged_calls("test_checkpoint_gradients")]
+    # checkpoint_gradients(target, seed, segments, p, container, x_grad, x, grad, *params)
+    assert {args[4] for args in gradients} == {"list", "Sequential"} and "`nn.Sequential`" in text
+    assert {args[5] for args in gradients} == {True, False} and "an `x` that needs no gradient" in text
+    assert any(args[3] > 0 for args in gradients) and "dropout" in text
+    layers_and_segments = {(len(args[8:]) // 2, args[2]) for args in gradients}
+    assert {1} <= {s for _, s in layers_and_segments} and any(n == s for n, s in layers_and_segments)
+    assert "1 ≤ `segments` ≤ `len(layers)`" in text and "lengths differ by at most one" in text
+    assert {_dtype(args[6]) for args in gradients} == {"float32"} and "float32 rounding" in text
+    memory = {(len(args[4:]) // 2, args[1]) for target, args in _judged_calls("test_checkpoint_memory")}
+    assert memory == {(24, 4), (32, 8)} and "24 `recompute.Block` layers in 4 segments and 32 in 8" in text
+    assert f"at most {unit05.MEMORY_RATIO} times plain autograd's" in text
+
+
+def test_exercise_3_states_the_dtypes_and_shapes_its_judge_sends():
+    text = _exercise_text("attention_backward_from_lse")
+    calls = _judged_calls("test_backward_lse") + _judged_calls("test_backward_lse_causal")
+    dtypes = set()
+    for _, (q, k, v, out, lse, d_out, _) in calls:
+        batch, n_q, d = q.shape
+        n_k = k.shape[1]
+        assert k.shape == v.shape == (batch, n_k, d) and out.shape == d_out.shape == q.shape
+        assert lse.shape == (batch, n_q) and lse.dtype == torch.float32  # "L is float32 of shape (B, Nq)"
+        assert k.dtype == v.dtype == out.dtype == d_out.dtype == q.dtype  # "share one dtype"
+        dtypes.add(_dtype(q))
+    assert dtypes == _dtypes_named(text) == {"float32", "bfloat16", "float64"}
+    assert "L is float32 of shape (B, Nq)" in text and "share one dtype: float32, bfloat16 or float64" in text
+    for causal in (False, True):
+        shapes = {(q.shape[1], k.shape[1]) for _, (q, k, *_, c) in calls if c == causal}
+        assert any(a < b for a, b in shapes) and any(a > b for a, b in shapes)  # "Nq may differ from Nk"
+    assert "Nq may differ from Nk" in text and "top-left aligned, also when Nq ≠ Nk" in text
 
 
 # --- the child's entry points and the judge -----------------------------------------------------------------
@@ -262,11 +401,12 @@ def test_the_childs_entry_points_report_what_the_judge_reads(student_module):
     )
     params = [t for _ in range(5) for t in (torch.randn(8, 8), torch.randn(8))]
     x, grad = torch.randn(6, 8), torch.randn(6, 8)
-    out, dx, grads, draws = judged_recompute.checkpoint_gradients(
+    out, dx, grads, draws, recomputed = judged_recompute.checkpoint_gradients(
         "checkpointed_forward", 7, 2, 0.3, "list", False, x, grad, *params
     )
     assert out.shape == (6, 8) and dx is None and len(grads) == 10 and all(g is not None for g in grads)
     assert draws.shape == (judged_recompute.DRAWS,)
+    assert recomputed == (3, 4, 0, 1, 2)  # segments [0, 1, 2] and [3, 4], the last run again first
     with pytest.raises(AssertionError, match="not differentiable"):
         judged_recompute.checkpoint_gradients("detached", 7, 2, 0.0, "Sequential", True, x, grad, *params)
     with pytest.raises(AssertionError, match="torch.utils.checkpoint"):

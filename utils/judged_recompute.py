@@ -53,15 +53,19 @@ def checkpoint_gradients(
 ):
     """`target(layers, x, segments)` then backward of `grad`, after `torch.manual_seed(seed)`.
 
-    Returns (output, x.grad or None, the parameters' gradients, DRAWS numbers drawn afterwards)."""
+    Returns (output, x.grad or None, the parameters' gradients, DRAWS numbers drawn afterwards, the indices of
+    the layers run during backward, in order: `recompute.segment_lengths` reads the segments from them)."""
     layers = _layers(container, params, p)
     x = x.detach().requires_grad_(x_grad)
+    ran = recompute.watch_layers(layers)
     torch.manual_seed(seed)
     with recompute.no_torch_checkpoint():
         out = _student(target)(layers, x, segments)
+        forward_calls = len(ran)
         _backward(out, grad)
     draws = torch.rand(DRAWS, device=x.device)
-    return out.detach(), x.grad, tuple(p.grad for p in recompute.parameters_of(layers)), draws
+    grads = tuple(p.grad for p in recompute.parameters_of(layers))
+    return out.detach(), x.grad, grads, draws, tuple(ran[forward_calls:])
 
 
 def checkpoint_memory(target: str, segments: int, x, grad, *params):

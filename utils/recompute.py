@@ -6,6 +6,8 @@
 - `plain_step`: forward and backward with plain autograd, the behaviour a checkpointed forward must match.
 - `STORAGE_LAYERS`: small modules whose saved tensors are known exactly (the `saved_bytes` exercise).
 - `no_torch_checkpoint`: while active, `torch.utils.checkpoint` refuses to run (the exercise builds it).
+- `watch_layers` and `segment_lengths`: which layers a checkpointed backward ran again, and the segments that
+  makes (the exercise asks for segments whose lengths differ by at most one).
 """
 
 from __future__ import annotations
@@ -195,6 +197,41 @@ def no_torch_checkpoint() -> Iterator[None]:
             setattr(module, name, original)
 
 
+def watch_layers(layers) -> list[int]:
+    """A list that gets the index of each layer of `layers` every time that layer runs from now on.
+
+    Each layer's `forward` is wrapped on the instance, so `layer(x)` and `layer.forward(x)` are both seen."""
+    ran: list[int] = []
+    for index, layer in enumerate(layers):
+
+        def forward(*args, _index=index, _forward=layer.forward, **kwargs):
+            ran.append(_index)
+            return _forward(*args, **kwargs)
+
+        layer.forward = forward
+    return ran
+
+
+def segment_lengths(n: int, recomputed: Sequence[int]) -> list[int] | None:
+    """The segment lengths, front to back, that the backward pass's recomputation of `n` layers shows.
+
+    The backward pass runs each checkpointed segment again, the last segment first: `recomputed` (the layer
+    indices run during backward, in order) is one run of consecutive indices per segment. Layers after the
+    last recomputed one are a last segment run normally. None when the runs do not cover layers 0, 1, …
+    in order, each once (a layer recomputed twice, or a gap)."""
+    runs: list[list[int]] = []
+    for index in recomputed:
+        if runs and index == runs[-1][-1] + 1:
+            runs[-1].append(index)
+        else:
+            runs.append([index])
+    runs.reverse()
+    covered = [index for run in runs for index in run]
+    if covered != list(range(len(covered))) or len(covered) > n:
+        return None
+    return [len(run) for run in runs] + ([n - len(covered)] if len(covered) < n else [])
+
+
 __all__ = [
     "CHECKPOINT_ENTRIES",
     "STORAGE_LAYERS",
@@ -205,5 +242,7 @@ __all__ = [
     "parameters_of",
     "plain_step",
     "storage_layer",
+    "segment_lengths",
     "storage_state",
+    "watch_layers",
 ]
