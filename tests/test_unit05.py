@@ -5,20 +5,19 @@ mistake as it should."""
 
 import itertools
 import random
-import re
 import sys
 import types
 
 import pytest
 import torch
+from exercise_spec import dtypes_stated, exercise_text
+from judge_cases import recorded_calls
 from notebook_run import ROOT, execute, judged_self_checks, stdout_of
 from torch.utils.checkpoint import checkpoint, checkpoint_sequential
 
 import utils
 from course import notebooks, wrong
 from course.judge import preprocessor, unit05, units
-from course.judge.child import CallFailed
-from course.judge.core import judge_cell
 from course.reference import recompute as reference
 from utils import checkpoint_schedules as schedules
 from utils import grading, judged_recompute, measure, recompute
@@ -305,32 +304,10 @@ def test_the_precision_tolerances_separate_float32_arithmetic_from_bfloat16_and_
         ), (dtype, low)
 
 
-class _RecordingChild:
-    """Stands in for the judge's child: records each call's target and arguments and fails it (nothing runs)."""
-
-    def __init__(self):
-        self.calls = []
-
-    def call(self, target, *args, **options):
-        self.calls.append((target, args))
-        raise CallFailed("recorded")
-
-
-def _judged_calls(grade_id: str) -> list[tuple[str, tuple]]:
+def _judged_calls(grade_id: str, seeds=(0, 1)) -> list[tuple[str, tuple]]:
     """Every call the judge makes for one graded cell, over a few seeds (its random choices differ)."""
-    child = _RecordingChild()
-    for seed in range(2):
-        judge_cell(units.UNITS[NOTEBOOK.name].cells[grade_id], child, seed, on_gpu=False)
-    return child.calls
-
-
-def _exercise_text(function: str) -> str:
-    nb = notebooks.read(NOTEBOOK)
-    return next(c.source for c in nb.cells if f"**交付 · Deliverable:** `{function}(" in c.source)
-
-
-def _dtypes_named(text: str) -> set[str]:
-    return {name for name in ("float16", "bfloat16", "float32", "float64") if re.search(rf"\b{name}\b", text)}
+    unit = units.UNITS[NOTEBOOK.name]
+    return [call for seed in seeds for call in recorded_calls(unit, grade_id, None, seed=seed)]
 
 
 def _dtype(t: torch.Tensor) -> str:
@@ -339,13 +316,13 @@ def _dtype(t: torch.Tensor) -> str:
 
 def test_exercise_1_states_the_inputs_its_judge_sends():
     calls = _judged_calls("test_saved_bytes")  # storage(target, kind, width_out, x_grad, x, *state)
-    text = _exercise_text("saved_bytes")
-    assert {_dtype(args[4]) for _, args in calls} == _dtypes_named(text)
+    text = exercise_text(NOTEBOOK, "saved_bytes")
+    assert {_dtype(args[4]) for _, args in calls} == dtypes_stated(text)
     assert {args[3] for _, args in calls} == {True, False} and "may or may not need a gradient" in text
 
 
 def test_exercise_2_states_the_cases_its_judge_checks():
-    text = _exercise_text("checkpointed_forward")
+    text = exercise_text(NOTEBOOK, "checkpointed_forward")
     gradients = [args for target, args in _judged_calls("test_checkpoint_gradients")]
     # checkpoint_gradients(target, seed, segments, p, container, x_grad, x, grad, *params)
     assert {args[4] for args in gradients} == {"list", "Sequential"} and "`nn.Sequential`" in text
@@ -361,7 +338,7 @@ def test_exercise_2_states_the_cases_its_judge_checks():
 
 
 def test_exercise_3_states_the_dtypes_and_shapes_its_judge_sends():
-    text = _exercise_text("attention_backward_from_lse")
+    text = exercise_text(NOTEBOOK, "attention_backward_from_lse")
     calls = _judged_calls("test_backward_lse") + _judged_calls("test_backward_lse_causal")
     dtypes = set()
     for _, (q, k, v, out, lse, d_out, _) in calls:
@@ -371,7 +348,7 @@ def test_exercise_3_states_the_dtypes_and_shapes_its_judge_sends():
         assert lse.shape == (batch, n_q) and lse.dtype == torch.float32  # "L is float32 of shape (B, Nq)"
         assert k.dtype == v.dtype == out.dtype == d_out.dtype == q.dtype  # "share one dtype"
         dtypes.add(_dtype(q))
-    assert dtypes == _dtypes_named(text) == {"float32", "bfloat16", "float64"}
+    assert dtypes == dtypes_stated(text) == {"float32", "bfloat16", "float64"}
     assert "L is float32 of shape (B, Nq)" in text and "share one dtype: float32, bfloat16 or float64" in text
     for causal in (False, True):
         shapes = {(q.shape[1], k.shape[1]) for _, (q, k, *_, c) in calls if c == causal}
