@@ -13,6 +13,8 @@ import types
 
 import pytest
 import torch
+from exercise_spec import exercise_text
+from judge_cases import recorded_calls
 from notebook_run import ROOT, execute, judged_self_checks, stdout_of
 
 import utils
@@ -353,28 +355,12 @@ def test_other_quantile_methods_widen_the_spread_of_the_judges_method_case():
         assert (e3 - e1) - (q3 - q1) >= 0.012 - 1e-9 and (e3 - e1) > (q3 - q1) * (1 + RELATIVE) + ABOVE
 
 
-class RecordingChild:
-    """Stands in for the judge's child: records which entry point each case calls, with what; answers nothing."""
-
-    def __init__(self, work):
-        self.work, self.calls = work, []
-
-    def call(self, target, *args, timeout=None, **options):
-        self.calls.append((target.removeprefix(unit09.ENTRY), args))
-        return types.SimpleNamespace(result=None)
-
-
 def judged_cases(grade_id: str, tmp_path) -> list[tuple[str, tuple]]:
-    from course.judge.core import Judgement
-
-    child = RecordingChild(tmp_path)
-    cell = unit09.UNIT.cells[grade_id]
-    cell.check(Judgement(cell, child, 7, False))
-    return child.calls
-
-
-def exercise_text(heading: str) -> str:
-    return next(c.source for c in notebooks.read(NOTEBOOK).cells if c.source.startswith(f"## {heading}"))
+    """(entry point, arguments) of each call the judge of `grade_id` makes, recorded without a child."""
+    return [
+        (target.removeprefix(unit09.ENTRY), args)
+        for target, args in recorded_calls(unit09.UNIT, grade_id, tmp_path, seed=7)
+    ]
 
 
 def stated_dtypes(text: str) -> set[str]:
@@ -384,14 +370,14 @@ def stated_dtypes(text: str) -> set[str]:
 def test_each_exercise_states_the_dtypes_and_shapes_its_judge_uses(tmp_path):
     """Spec = judge (issue 34 item 3): the dtypes an exercise names are those its judge's cases use, and the
     shapes and sizes it promises (reps == 1, warm-up 0, nested models, seq_len < context_length, GPT-2 XL) occur."""
-    text = exercise_text("练习一")
+    text = exercise_text(NOTEBOOK, "benchmark")
     calls = judged_cases("test_benchmark", tmp_path)
     warmups_reps = {args[2:4] for name, args in calls if name == "benchmark_workload"}
     assert "`reps == 1`" in text and any(reps == 1 for _, reps in warmups_reps)
     assert "exactly `warmup`" in text and any(warmup == 0 for warmup, _ in warmups_reps)
     assert 'method="inclusive"' in text
 
-    text = exercise_text("练习二")
+    text = exercise_text(NOTEBOOK, "autocast_dtypes")
     calls = [args for name, args in judged_cases("test_autocast", tmp_path) if name == "autocast_table"]
     assert (
         stated_dtypes(text)
@@ -401,7 +387,7 @@ def test_each_exercise_states_the_dtypes_and_shapes_its_judge_uses(tmp_path):
     assert "nested `nn.Sequential`" in text and "a `Transformer`" in text
     assert {args[1] for args in calls} == {"toy", "sequential", "transformer"}
 
-    text = exercise_text("练习三")
+    text = exercise_text(NOTEBOOK, "activation_memory_bytes")
     calls = [
         args for name, args in judged_cases("test_activation_memory", tmp_path) if name == "activation_memory"
     ]
