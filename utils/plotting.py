@@ -119,7 +119,9 @@ def plot_vs_n(records: list[dict], metric: str, ax=None, title: str | None = Non
     ax.set_xlabel(text("序列长度 N", "sequence length N"))
     ax.set_ylabel(text(*_METRIC_LABELS[metric][on_gpu]))
     # On a CPU the mode's name says how Triton would run ("CPU (Triton interpreter)"), not what ran: just "CPU".
-    where = records[0]["device"] if on_gpu else f"CPU — {text('CPU 数值不代表 GPU', 'CPU numbers, not a GPU')}"
+    where = (
+        records[0]["device"] if on_gpu else f"CPU — {text('CPU 数值不代表 GPU', 'CPU numbers, not a GPU')}"
+    )
     ax.set_title(f"{title} ({where})" if title else where)
     ax.grid(True, which="both", alpha=0.3)
     ax.legend()
