@@ -358,18 +358,25 @@ class RayPool:
 
         from course.grading import semester
 
-        alive = [n for n in ray.nodes() if n["Alive"]]
+        listed = [n for n in ray.nodes() if n["Alive"]]
         probe = ray.remote(node_facts)
-        facts = ray.get(
-            [
-                probe.options(
-                    num_cpus=0,
-                    num_gpus=0.0001 if n["Resources"].get("GPU") else 0,
-                    scheduling_strategy=NodeAffinitySchedulingStrategy(n["NodeID"], soft=False),
-                ).remote()
-                for n in alive
-            ]
-        )
+        asked = [
+            probe.options(
+                num_cpus=0,
+                num_gpus=0.0001 if n["Resources"].get("GPU") else 0,
+                scheduling_strategy=NodeAffinitySchedulingStrategy(n["NodeID"], soft=False),
+            ).remote()
+            for n in listed
+        ]
+        alive, facts = [], []
+        for node, answer in zip(listed, asked, strict=True):
+            try:
+                facts.append(ray.get(answer))
+            except (ray.exceptions.TaskUnschedulableError, ray.exceptions.NodeDiedError):
+                continue  # a node that died before Ray noticed (it still listed it): it grades nothing
+            alive.append(node)
+        if not alive:
+            raise ValueError(bilingual("Ray 集群里没有活着的节点", "the Ray cluster has no live node"))
         head = {
             "ray": ray.__version__,
             "python": platform.python_version(),
