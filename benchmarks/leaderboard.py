@@ -18,9 +18,8 @@ from pathlib import Path
 import torch
 
 import utils
-from benchmarks.attention import TOLERANCES, attempt, error_vs_tolerance, reference
+from benchmarks.attention import TOLERANCES, attempt, error_vs_tolerance, measure_ms, reference
 from benchmarks.implementations import IMPLEMENTATIONS, call
-from utils.measure import time_ms
 
 GPU_SHAPE = (16, 1, 16384, 64)  # (batch, heads, N, d)
 CPU_SHAPE = (2, 1, 40, 16)
@@ -28,14 +27,6 @@ CHECKED_SEQUENCES = (
     2  # the float64 check covers the first two sequences (one is 13 GB of float64 temporaries)
 )
 IMPLS = ("triton", "hopper", "sdpa_flash", "sdpa_cudnn")
-
-
-def bench_ms(fn, grads) -> float:
-    if utils.mode().is_gpu:
-        import triton.testing
-
-        return triton.testing.do_bench(fn, warmup=25, rep=200, grad_to_none=grads, return_mode="median")
-    return time_ms(fn, warmup=0, repeats=1)
 
 
 def kernel_ms(fn, grads, calls: int = 5) -> tuple[float, dict[str, float]]:
@@ -100,9 +91,9 @@ def measure(name: str, shape: tuple[int, ...], dtype: torch.dtype) -> dict:
         out.backward(ones, retain_graph=True)
 
     times = {
-        "whole_ms": bench_ms(whole, grads),
-        "forward_ms": bench_ms(lambda: call(impl, q, k, v, True), grads),
-        "backward_ms": bench_ms(backward, grads),
+        "whole_ms": measure_ms(whole, grads),
+        "forward_ms": measure_ms(lambda: call(impl, q, k, v, True), grads),
+        "backward_ms": measure_ms(backward, grads),
     }
     if utils.mode().is_gpu:
         kernels, top = kernel_ms(whole, grads)
