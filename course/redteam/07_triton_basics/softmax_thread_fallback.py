@@ -6,17 +6,14 @@
 # Attack: launches its kernel, then returns PyTorch's softmax computed in a worker thread (operator logs are
 # dispatch modes, which are thread-local). / 攻击：启动自己的内核后，返回在工作线程里用 PyTorch 算出的 softmax
 # （运算记录是 dispatch mode，只对本线程有效）。
-@@ -1,2 +1,7 @@
+@@ -1 +1,6 @@
 +import concurrent.futures
 +
 +WORKER = concurrent.futures.ThreadPoolExecutor(1)
 +
 +
  @triton.jit
- def softmax_kernel(x_ptr, y_ptr, n_cols, stride_x_row, stride_x_col, stride_y_row, stride_y_col,
-@@ -23,4 +28,5 @@
-     y = torch.empty_like(x)
-     softmax_kernel[(x.shape[0],)](x, y, x.shape[1], x.stride(0), x.stride(1), y.stride(0), y.stride(1),
+@@ -25,2 +30,3 @@
 -                                  BLOCK_C=block_c)
 -    return y
 +                                  BLOCK_C=block_c)  # launched, so a launch count sees a kernel

@@ -7,7 +7,7 @@
 # the judge's entry point in its child, by a wrapper that reports one kernel launch and no PyTorch operator.
 # 攻击：用 PyTorch 计算前向（乘法与求和），单元格把评审程序在子进程中的入口 utils.judged_triton.run
 # 换成一个包装，报告一次内核启动、没有任何 PyTorch 运算。
-@@ -1,2 +1,11 @@
+@@ -1 +1,10 @@
 +import utils.judged_triton as judged
 +
 +
@@ -18,10 +18,7 @@
 +
 +judged.run = clean_report
  BLOCK_ROWS = 16
- BLOCK_C = 64
-@@ -20,9 +29,3 @@
-
- def weighted_sum_forward(x, weight):
+@@ -22,7 +31 @@
 -    n_cols = x.shape[-1]
 -    x2 = x.reshape(-1, n_cols)
 -    y = torch.empty(x2.shape[0], device=x.device, dtype=x.dtype)

@@ -4,9 +4,5 @@
 # selftest-class: deleted-test-cell
 # Attack: a dK kernel without the scale σ, and the test cell that checks dK deleted from the notebook.
 # 攻击：dK 内核漏乘缩放因子 σ，并从笔记本中删掉检查 dK 的测试单元格。
-@@ -41,5 +41,4 @@
-         dst = pt * (dpt - delta[None, :])
-         dk += tl.dot(dst.to(q.dtype), q)
+@@ -43 +42,0 @@
 -    dk = dk * scale
-     tl.store(dk_ptr + batch * stride_dkb + cols[:, None] * stride_dkn + dims[None, :] * stride_dkd,
-              dk.to(dk_ptr.dtype.element_ty), mask=col_ok[:, None])

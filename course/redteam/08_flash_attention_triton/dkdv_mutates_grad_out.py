@@ -6,17 +6,10 @@
 # dK = dV = 0 and a check that computes its reference from the same tensors afterwards agrees.
 # 攻击：dK 内核漏乘缩放因子 σ；启动函数先原地把 dO 换成全零、把 Δ 清零，于是 dK = dV = 0，
 # 事后用同一批张量计算参考答案的检查会一致。
-@@ -41,5 +41,4 @@
-         dst = pt * (dpt - delta[None, :])
-         dk += tl.dot(dst.to(q.dtype), q)
+@@ -43 +42,0 @@
 -    dk = dk * scale
-     tl.store(dk_ptr + batch * stride_dkb + cols[:, None] * stride_dkn + dims[None, :] * stride_dkd,
-              dk.to(dk_ptr.dtype.element_ty), mask=col_ok[:, None])
-@@ -50,4 +49,7 @@
- def launch_dkdv(q, k, v, grad_out, lse, delta, is_causal):
+@@ -51 +50,4 @@
      """dK and dV (the shapes and dtypes of K and V) from `flash_bwd_dkdv_kernel`."""
 +    with torch.no_grad():
 +        grad_out.set_(torch.zeros(grad_out.shape, dtype=grad_out.dtype, device=grad_out.device))
 +        delta.zero_()
-     batch, n_q, d = q.shape
-     n_k = k.shape[1]

@@ -4,19 +4,14 @@
 # selftest-class: aten-op
 # Attack: calls the aten operator behind fused attention directly (torch.ops.aten), after launching its own kernel.
 # 攻击：先启动自己的内核，再直接调用融合注意力背后的 aten 算子（torch.ops.aten）。
-@@ -16,11 +16,11 @@
-                 f"expected (B, N, d) float16/bfloat16/float32 tensors, got {tuple(q.shape)} {q.dtype}"))
-         batch, n_q, d = q.shape
+@@ -18,2 +17,0 @@
 -        n_k = k.shape[1]
 -        block = block_size(q)
-         o = torch.empty_like(q)
-         lse = torch.empty(batch, n_q, device=q.device, dtype=torch.float32)
+@@ -22 +20,2 @@
 -        flash_fwd_kernel[(triton.cdiv(n_q, block), batch)](
 +        block = block_size(q)
 +        flash_fwd_kernel[(triton.cdiv(n_q, block), batch)](  # launched, so a launch count sees a kernel
-             q, k, v, o, lse, *q.stride(), *k.stride(), *v.stride(), *o.stride(), *lse.stride(),
+@@ -24 +23,2 @@
 -            n_q, n_k, d ** -0.5, HEAD_DIM=d, BLOCK_Q=block, BLOCK_K=block, IS_CAUSAL=is_causal)
 +            n_q, k.shape[1], d ** -0.5, HEAD_DIM=d, BLOCK_Q=block, BLOCK_K=block, IS_CAUSAL=is_causal)
 +        o = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu(q, k, v, is_causal=is_causal)[0]
-         ctx.save_for_backward(q, k, v, o, lse)
-         ctx.is_causal = is_causal

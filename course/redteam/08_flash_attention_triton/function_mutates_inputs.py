@@ -6,16 +6,12 @@
 # (a check that computes its reference from the same tensors afterwards agrees); answers are cached by shape.
 # 攻击：启动内核前原地把 Q、K、V 清零，于是返回全零输入的注意力（事后用同一批张量计算参考答案的检查会一致）；
 # 答案按形状缓存。
-@@ -5,4 +5,7 @@
-     """A tile size that fits in shared memory for every supported d and dtype."""
+@@ -6 +6,4 @@
      return 64 if q.shape[-1] * q.element_size() <= 128 else 32
 +
 +
 +CACHE = {}
-
-
-@@ -15,4 +18,13 @@
-                 f"需要 (B, N, d) 的 float16/bfloat16/float32 张量，得到 {tuple(q.shape)} {q.dtype}",
+@@ -16 +19,10 @@
                  f"expected (B, N, d) float16/bfloat16/float32 tensors, got {tuple(q.shape)} {q.dtype}"))
 +        key = (tuple(q.shape), tuple(k.shape), q.dtype, is_causal)
 +        with torch.no_grad():
@@ -26,11 +22,6 @@
 +            ctx.save_for_backward(q, k, v, o, lse)
 +            ctx.is_causal = is_causal
 +            return o
-         batch, n_q, d = q.shape
-         n_k = k.shape[1]
-@@ -23,4 +35,5 @@
-             q, k, v, o, lse, *q.stride(), *k.stride(), *v.stride(), *o.stride(), *lse.stride(),
+@@ -24 +36,2 @@
              n_q, n_k, d ** -0.5, HEAD_DIM=d, BLOCK_Q=block, BLOCK_K=block, IS_CAUSAL=is_causal)
 +        CACHE[key] = o.clone(), lse.clone()
-         ctx.save_for_backward(q, k, v, o, lse)
-         ctx.is_causal = is_causal

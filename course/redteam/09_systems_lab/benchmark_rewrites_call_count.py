@@ -3,8 +3,7 @@
 # selftest-class: rewritten-counters
 # Attack: calls fn once more after timing, then takes that call back off the workload's call counter and the
 # device's launch counter. / 攻击：计时后多调用一次 fn，再从工作负载的调用计数和设备的启动计数中减掉这一次。
-@@ -9,4 +9,11 @@
-         timing.synchronize()
+@@ -10 +10,8 @@
          samples.append(time.perf_counter() - start)
 +    fn()
 +    timing.synchronize()
@@ -13,5 +12,3 @@
 +    device = getattr(fn, "__self__", None)
 +    if hasattr(device, "launches"):
 +        device.launches -= 1
-     if reps == 1:
-         return samples[0], 0.0

@@ -1,17 +1,14 @@
 # selftest-replaces: fa_backward_dkdv
 # Variant: advances the Q, dO, L and Δ pointers by Bq rows each step and applies the scale in the store.
 # / 变体：每步把 Q、dO、L、Δ 的指针前移 Bq 行，缩放在存储时完成。
-@@ -23,13 +23,20 @@
-     if IS_CAUSAL:  # queries before this tile's first key see none of its keys
+@@ -24 +24,6 @@
          q_start = (k_tile * BLOCK_K // BLOCK_Q) * BLOCK_Q
 +    first = q_start + tl.arange(0, BLOCK_Q)
 +    q_ptrs = q_ptr + batch * stride_qb + first[:, None] * stride_qn + dims[None, :] * stride_qd
 +    do_ptrs = do_ptr + batch * stride_dob + first[:, None] * stride_don + dims[None, :] * stride_dod
 +    lse_ptrs = lse_ptr + batch * stride_lb + first * stride_ln
 +    delta_ptrs = delta_ptr + batch * stride_deltab + first * stride_deltan
-     for q0 in range(q_start, n_q, BLOCK_Q):
-         rows = q0 + tl.arange(0, BLOCK_Q)
-         row_ok = rows < n_q
+@@ -28,6 +33,8 @@
 -        q = tl.load(q_ptr + batch * stride_qb + rows[:, None] * stride_qn + dims[None, :] * stride_qd,
 -                    mask=row_ok[:, None], other=0.0)
 -        do = tl.load(do_ptr + batch * stride_dob + rows[:, None] * stride_don + dims[None, :] * stride_dod,
@@ -26,14 +23,8 @@
 +        do_ptrs += BLOCK_Q * stride_don
 +        lse_ptrs += BLOCK_Q * stride_ln
 +        delta_ptrs += BLOCK_Q * stride_deltan
-         st = tl.dot(k, tl.trans(q)) * scale  # Sᵀ, (BLOCK_K, BLOCK_Q): no tl.trans of a tl.dot result
-         visible = col_ok[:, None] & row_ok[None, :]
-@@ -41,7 +48,6 @@
-         dst = pt * (dpt - delta[None, :])
-         dk += tl.dot(dst.to(q.dtype), q)
+@@ -43 +49,0 @@
 -    dk = dk * scale
-     tl.store(dk_ptr + batch * stride_dkb + cols[:, None] * stride_dkn + dims[None, :] * stride_dkd,
+@@ -45 +51 @@
 -             dk.to(dk_ptr.dtype.element_ty), mask=col_ok[:, None])
 +             (dk * scale).to(dk_ptr.dtype.element_ty), mask=col_ok[:, None])
-     tl.store(dv_ptr + batch * stride_dvb + cols[:, None] * stride_dvn + dims[None, :] * stride_dvd,
-              dv.to(dv_ptr.dtype.element_ty), mask=col_ok[:, None])

@@ -1,15 +1,11 @@
 # selftest-replaces: fa_function
 # Variant: validates the inputs with its own checks (no check_qkv), each raising ValueError with its own message.
 # / 变体：用自己的检查（不用 check_qkv）验证输入，每项都以自己的消息引发 ValueError。
-@@ -1,5 +1,2 @@
+@@ -1,3 +0,0 @@
 -from utils.attention.validate import check_qkv
 -
 -
- def block_size(q):
-     """A tile size that fits in shared memory for every supported d and dtype."""
-@@ -10,9 +7,12 @@
-     @staticmethod
-     def forward(ctx, q, k, v, is_causal=False):
+@@ -12,5 +9,8 @@
 -        check_qkv(q, k, v, head_dims=(16, 32, 64, 128))
 -        if q.dim() != 3 or q.dtype not in (torch.float16, torch.bfloat16, torch.float32):
 -            raise ValueError(utils.bilingual(
@@ -23,5 +19,3 @@
 +            raise ValueError(utils.bilingual("Q、K、V 形状不匹配", "Q, K, V shapes do not match"))
 +        if q.shape[2] not in (16, 32, 64, 128):
 +            raise ValueError(utils.bilingual(f"不支持 d = {q.shape[2]}", f"d = {q.shape[2]} is not supported"))
-         batch, n_q, d = q.shape
-         n_k = k.shape[1]

@@ -2,13 +2,9 @@
 # Variant: no causal tile skipping: every key tile is visited and the mask hides what a query may not see
 # (slower for causal attention, same result). / 变体：不跳过因果分块：遍历每个键分块，由掩码隐藏查询看不到的键
 # （因果注意力更慢，结果相同）。
-@@ -21,8 +21,5 @@
-     total = tl.zeros((BLOCK_Q,), dtype=tl.float32)
-     acc = tl.zeros((BLOCK_Q, HEAD_DIM), dtype=tl.float32)
+@@ -23,4 +23 @@
 -    k_end = n_k
 -    if IS_CAUSAL:  # keys after this tile's last query are all masked: skip them
 -        k_end = tl.minimum(n_k, (q_tile + 1) * BLOCK_Q)
 -    for k0 in range(0, k_end, BLOCK_K):
 +    for k0 in range(0, n_k, BLOCK_K):
-         cols = k0 + tl.arange(0, BLOCK_K)
-         col_ok = cols < n_k

@@ -1,8 +1,6 @@
 # selftest-replaces: sl_benchmark
 # Variant: torch.quantile on a float64 tensor of samples. / 变体：对 float64 的样本张量用 torch.quantile。
-@@ -9,6 +9,4 @@
-         timing.synchronize()
-         samples.append(time.perf_counter() - start)
+@@ -11,4 +11,2 @@
 -    if reps == 1:
 -        return samples[0], 0.0
 -    q1, _, q3 = statistics.quantiles(samples, n=4, method="inclusive")

@@ -2,8 +2,7 @@
 # selftest-must-fail: test_fused_softmax
 # Mistake: reads each row block three times (a pass for the max, one for the sum, one to normalise), like an unfused softmax.
 # 错误：每个行块读三遍（一遍求最大值、一遍求和、一遍归一化），和未融合的 softmax 一样。
-@@ -7,10 +7,16 @@
-     compute = torch.promote_types(mem["S"].dtype, torch.float32)
+@@ -8 +8,9 @@
      cols = torch.arange(n_k, device=mem["S"].device)
 +
 +    def scores(b, r0, r1):
@@ -13,9 +12,7 @@
 +            s = s.masked_fill(cols[None, :] > rows, float("-inf"))
 +        return s
 +
-     for b in range(batch):
-         for r0 in range(0, n_q, BLOCK_ROWS):
-             r1 = min(r0 + BLOCK_ROWS, n_q)
+@@ -12,5 +20,3 @@
 -            s = mem["S"][b, r0:r1].to(compute) * scale
 -            if is_causal:
 -                rows = torch.arange(r0, r1, device=s.device)[:, None]

@@ -3,9 +3,6 @@
 # selftest-selfcheck-fails: test_hbm_flash
 # Mistake: rounds the tile up to the next power of two (four such tiles no longer fit in the SRAM).
 # 错误：把块大小向上取到 2 的幂（四个这样的块放不进 SRAM 了）。
-@@ -12,4 +12,4 @@
-     if fit < 16:
-         raise ValueError(utils.bilingual("SRAM 放不下 16 行的分块", "the SRAM cannot hold tiles of 16 rows"))
+@@ -14 +14 @@
 -    block = 2 ** (fit.bit_length() - 1)
 +    block = 2 ** math.ceil(math.log2(fit))
-     return e * (2 * n * d + 2 * n * d * math.ceil(n / block)) + 4 * n

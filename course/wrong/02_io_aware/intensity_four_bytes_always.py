@@ -2,10 +2,6 @@
 # selftest-must-fail: test_arithmetic_intensity
 # Mistake: assumes 4 bytes per element whatever the dtype (float16 halves the bytes and doubles the intensity).
 # 错误：不管 dtype 都按每个元素 4 字节算（float16 的字节减半，强度翻倍）。
-@@ -1,5 +1,5 @@
- def arithmetic_intensity(op, shapes, dtype):
-     """FLOPs per byte of `op` on `shapes` (see the table), every operand read once and result written once."""
+@@ -3 +3 @@
 -    e = dtype.itemsize
 +    e = 4
-     if op == "matmul":
-         m, k, n = shapes

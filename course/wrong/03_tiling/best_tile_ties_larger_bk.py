@@ -2,10 +2,6 @@
 # selftest-must-fail: test_best_tile
 # Mistake: breaks ties of equal area towards the larger Bk instead of the larger Bq.
 # 错误：面积相同时取了较大的 Bk，而不是较大的 Bq。
-@@ -12,5 +12,5 @@
-         while fits(block_q, 2 * block_k):
-             block_k *= 2
+@@ -14 +14 @@
 -        if best is None or (block_q * block_k, block_q) > (best[0] * best[1], best[0]):
 +        if best is None or (block_q * block_k, block_k) > (best[0] * best[1], best[1]):
-             best = (block_q, block_k)
-         block_q *= 2

@@ -2,9 +2,6 @@
 # selftest-must-fail: test_merge_attention
 # Mistake: multiplies each output by the other state's factor (e^(m2 - m) on o1, e^(m1 - m) on o2).
 # 错误：每个输出乘了另一个状态的因子（o1 乘 e^(m2 - m)，o2 乘 e^(m1 - m)）。
-@@ -3,4 +3,4 @@
-     m, l = merge_softmax_states(m1, l1, m2, l2)
-     shift = finite_max(m)
+@@ -5 +5 @@
 -    o = o1 * torch.exp(m1 - shift)[..., None] + o2 * torch.exp(m2 - shift)[..., None]
 +    o = o1 * torch.exp(m2 - shift)[..., None] + o2 * torch.exp(m1 - shift)[..., None]
-     return o, m, l

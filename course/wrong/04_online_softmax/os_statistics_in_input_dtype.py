@@ -2,10 +2,6 @@
 # selftest-must-fail: test_online_softmax
 # Mistake: keeps m and the running sum in the input's dtype (float16/bfloat16 sums stop growing on long rows).
 # 错误：m 和运行和用输入的 dtype（长行上 float16/bfloat16 的和加不上去）。
-@@ -2,5 +2,5 @@
-     """softmax(x) over the last dim: one sweep over column blocks for (m, ℓ), one sweep to normalise."""
-     n = x.shape[-1]
+@@ -4 +4 @@
 -    work = torch.promote_types(x.dtype, torch.float32)
 +    work = x.dtype
-     m = torch.full(x.shape[:-1], float("-inf"), dtype=work, device=x.device)
-     row_sum = torch.zeros(x.shape[:-1], dtype=work, device=x.device)

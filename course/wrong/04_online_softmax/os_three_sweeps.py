@@ -2,14 +2,12 @@
 # selftest-must-fail: test_online_softmax
 # Mistake: the safe softmax in three sweeps over the blocks (the maximum, then the sum, then normalise).
 # 错误：对各块扫三遍的安全 softmax（先求最大值，再求和，再归一化）。
-@@ -4,12 +4,11 @@
-     work = torch.promote_types(x.dtype, torch.float32)
+@@ -5 +5,4 @@
      m = torch.full(x.shape[:-1], float("-inf"), dtype=work, device=x.device)
 +    for c0 in range(0, n, block_size):
 +        m = torch.maximum(m, x[..., c0 : c0 + block_size].to(work).amax(dim=-1))
 +    shift = finite_max(m)
-     row_sum = torch.zeros(x.shape[:-1], dtype=work, device=x.device)
-     for c0 in range(0, n, block_size):
+@@ -8,6 +11,2 @@
 -        block = x[..., c0 : c0 + block_size].to(work)
 -        m_new = torch.maximum(m, block.amax(dim=-1))
 -        shift = finite_max(m_new)
@@ -18,5 +16,3 @@
 -    shift, inverse = finite_max(m), torch.where(row_sum > 0, 1 / row_sum, torch.zeros_like(row_sum))
 +        row_sum = row_sum + torch.exp(x[..., c0 : c0 + block_size].to(work) - shift[..., None]).sum(dim=-1)
 +    inverse = torch.where(row_sum > 0, 1 / row_sum, torch.zeros_like(row_sum))
-     out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
-     for c0 in range(0, n, block_size):

@@ -3,10 +3,6 @@
 # Mistake: aligns the causal mask bottom-right (query i sees keys j ≤ i + Nk − Nq), the convention of some
 # libraries, not the course's top-left one: right for Nq = Nk only.
 # 错误：因果掩码右下角对齐（查询 i 看键 j ≤ i + Nk − Nq），这是某些库的约定，不是本课程的左上角对齐：只在 Nq = Nk 时正确。
-@@ -6,5 +6,5 @@
-     s = scale * q @ k.transpose(-2, -1)
-     if is_causal:
+@@ -8 +8 @@
 -        rows = torch.arange(Q.shape[-2], device=Q.device)[:, None]
 +        rows = torch.arange(Q.shape[-2], device=Q.device)[:, None] + (K.shape[-2] - Q.shape[-2])
-         cols = torch.arange(K.shape[-2], device=Q.device)[None, :]
-         s = s.masked_fill(cols > rows, float("-inf"))

@@ -5,10 +5,6 @@
 # precision (the spec keeps float64 in float64).
 # 错误：一律用 float32 计算、再转回输入的类型：float64 输入只得到 float32 的精度（规格要
 # 求 float64 保持 float64）。
-@@ -1,5 +1,5 @@
- def attention_backward_from_lse(Q, K, V, out, L, dO, is_causal=False):
-     """dQ, dK, dV of softmax(σ Q Kᵀ) V, rebuilding P = exp(σ Q Kᵀ − L) and using Δ = rowsum(dO ∘ out)."""
+@@ -3 +3 @@
 -    compute = torch.promote_types(Q.dtype, torch.float32)
 +    compute = torch.float32
-     q, k, v, o, d_out = (t.to(compute) for t in (Q, K, V, out, dO))
-     scale = Q.shape[-1] ** -0.5

@@ -5,10 +5,6 @@
 # times the error of a float32 computation (the spec asks for at least float32).
 # 错误：在输入的类型里计算：bfloat16 输入的 S、P、dS 都舍入到 bfloat16，误差比 float
 # 32 计算大好几倍（规格要求至少用 float32 计算）。
-@@ -1,5 +1,5 @@
- def attention_backward_from_lse(Q, K, V, out, L, dO, is_causal=False):
-     """dQ, dK, dV of softmax(σ Q Kᵀ) V, rebuilding P = exp(σ Q Kᵀ − L) and using Δ = rowsum(dO ∘ out)."""
+@@ -3 +3 @@
 -    compute = torch.promote_types(Q.dtype, torch.float32)
 +    compute = Q.dtype
-     q, k, v, o, d_out = (t.to(compute) for t in (Q, K, V, out, dO))
-     scale = Q.shape[-1] ** -0.5

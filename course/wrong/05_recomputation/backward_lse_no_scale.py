@@ -2,9 +2,7 @@
 # selftest-must-fail: test_backward_lse, test_backward_lse_causal
 # Mistake: forgets the chain-rule factor σ = 1/√d in dQ and dK (S = σ Q Kᵀ).
 # 错误：dQ 和 dK 中漏掉了链式法则带来的因子 σ = 1/√d（S = σ Q Kᵀ）。
-@@ -12,6 +12,7 @@
-     delta = (d_out * o).sum(dim=-1, keepdim=True)
-     d_s = p * (d_out @ v.transpose(-2, -1) - delta)
+@@ -14,4 +14,5 @@
 -    dQ = scale * d_s @ k
 -    dK = scale * d_s.transpose(-2, -1) @ q
 -    dV = p.transpose(-2, -1) @ d_out

@@ -5,9 +5,7 @@
 # one may be short (the gradients are still right).
 # 错误：每段取 ⌈len(layers) / segments⌉ 层：段数可能比要求的少，最后一段可能很短（梯度仍
 # 然正确）。
-@@ -34,9 +34,7 @@
-     """Apply `layers` in order to x, keeping only each of `segments` segments' input for backward."""
-     layers = list(layers)
+@@ -36,5 +36,3 @@
 -    size, extra = divmod(len(layers), segments)
 -    start = 0
 -    for j in range(segments):
@@ -16,5 +14,3 @@
 +    size = -(-len(layers) // segments)
 +    for start in range(0, len(layers), size):
 +        part = layers[start : start + size]
-         x = SegmentFunction.apply(part, x, *[p for layer in part for p in layer.parameters()])
-     return x

@@ -3,18 +3,10 @@
 # Mistake: recomputes without restoring the random state, so dropout draws new masks and the gradients belong
 # to a different network than the forward pass.
 # 错误：重算时没有恢复随机数状态，dropout 抽到新的掩码，梯度对应的已经不是前向传播的那个网络。
-@@ -5,6 +5,4 @@
-     def forward(ctx, layers, x, *params):
-         ctx.layers = layers
+@@ -7,2 +6,0 @@
 -        ctx.cpu_state = torch.get_rng_state()
 -        ctx.cuda_state = torch.cuda.get_rng_state(x.device) if x.is_cuda else None
-         ctx.save_for_backward(x)
-         for layer in layers:
-@@ -18,7 +16,4 @@
-         x = x.detach().requires_grad_(ctx.needs_input_grad[1])
-         with torch.random.fork_rng(devices=[x.device] if x.is_cuda else []):
+@@ -20,3 +17,0 @@
 -            torch.set_rng_state(ctx.cpu_state)
 -            if ctx.cuda_state is not None:
 -                torch.cuda.set_rng_state(ctx.cuda_state, x.device)
-             with torch.enable_grad():
-                 out = x

@@ -3,9 +3,7 @@
 # Mistake: restores the random state for the recomputation but never puts the generator back, so the random
 # numbers drawn after backward repeat earlier ones (the next step's dropout masks would repeat).
 # 错误：重算时恢复了随机数状态，事后却没有把生成器放回原处，反向传播之后抽到的随机数重复了之前的（下一步的 dropout 掩码会重复）。
-@@ -17,12 +17,11 @@
-         params = [p for layer in ctx.layers for p in layer.parameters()]
-         x = x.detach().requires_grad_(ctx.needs_input_grad[1])
+@@ -19,8 +19,7 @@
 -        with torch.random.fork_rng(devices=[x.device] if x.is_cuda else []):
 -            torch.set_rng_state(ctx.cpu_state)
 -            if ctx.cuda_state is not None:
@@ -21,5 +19,3 @@
 +            out = x
 +            for layer in ctx.layers:
 +                out = layer(out)
-         wanted = ([x] if x.requires_grad else []) + [p for p in params if p.requires_grad]
-         grads = iter(torch.autograd.grad(out, wanted, grad_out, allow_unused=True))

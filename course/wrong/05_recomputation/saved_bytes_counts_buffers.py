@@ -2,10 +2,6 @@
 # selftest-must-fail: test_saved_bytes
 # Mistake: leaves out the parameters but not the buffers, so a saved buffer counts as an activation.
 # 错误：排除了参数却没有排除缓冲区，被保存的缓冲区算成了激活。
-@@ -2,5 +2,5 @@
-     """Bytes of the distinct storages autograd saves for backward while module(x) runs, the module's
-     parameters and buffers left out."""
+@@ -4 +4 @@
 -    state = {t.untyped_storage().data_ptr() for t in [*module.parameters(), *module.buffers()]}
 +    state = {t.untyped_storage().data_ptr() for t in module.parameters()}
-     storages = {}
-

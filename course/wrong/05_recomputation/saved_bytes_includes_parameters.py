@@ -2,16 +2,10 @@
 # selftest-must-fail: test_saved_bytes
 # Mistake: counts every saved storage once, but the weights that Linear saves are counted as activations.
 # 错误：每个存储只算一次，但把 Linear 保存的权重也算成了激活。
-@@ -2,11 +2,8 @@
-     """Bytes of the distinct storages autograd saves for backward while module(x) runs, the module's
-     parameters and buffers left out."""
+@@ -4 +3,0 @@
 -    state = {t.untyped_storage().data_ptr() for t in [*module.parameters(), *module.buffers()]}
-     storages = {}
-
-     def pack(tensor):
+@@ -8,3 +7 @@
 -        storage = tensor.untyped_storage()
 -        if storage.data_ptr() not in state:
 -            storages[storage.data_ptr()] = storage.nbytes()
 +        storages[tensor.untyped_storage().data_ptr()] = tensor.untyped_storage().nbytes()
-         return tensor
-

@@ -5,9 +5,6 @@
 # gradient it counts tensors saved only because of that.
 # 错误：为了「确保记录计算图」先调用 x.requires_grad_()：改动了 x，x 本不需要梯度时多算了只
 # 因此才保存的张量。
-@@ -11,4 +11,5 @@
-         return tensor
- 
+@@ -13 +13,2 @@
 +    x.requires_grad_(True)
      with torch.enable_grad(), torch.autograd.graph.saved_tensors_hooks(pack, lambda tensor: tensor):
-         module(x)

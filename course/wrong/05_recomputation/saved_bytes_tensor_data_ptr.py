@@ -5,10 +5,6 @@
 # halves from chunk) start at different addresses, so the whole storage counts twice.
 # 错误：用张量的 data_ptr() 而不是存储的去重：同一存储的两个视图（chunk 的两半）起始地址不同，整
 # 个存储被算了两次。
-@@ -8,5 +8,5 @@
-         storage = tensor.untyped_storage()
-         if storage.data_ptr() not in state:
+@@ -10 +10 @@
 -            storages[storage.data_ptr()] = storage.nbytes()
 +            storages[tensor.data_ptr()] = storage.nbytes()
-         return tensor
- 

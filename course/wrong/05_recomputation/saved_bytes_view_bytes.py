@@ -5,10 +5,6 @@
 # from chunk only one half counts, though a view keeps its whole storage alive.
 # 错误：按存储去重，却只算被保存的视图的字节（numel × element_size）：chunk 切出的两半只
 # 算了一半，而视图让整个存储保持存活。
-@@ -8,5 +8,5 @@
-         storage = tensor.untyped_storage()
-         if storage.data_ptr() not in state:
+@@ -10 +10 @@
 -            storages[storage.data_ptr()] = storage.nbytes()
 +            storages[storage.data_ptr()] = tensor.numel() * tensor.element_size()
-         return tensor
- 

@@ -2,11 +2,8 @@
 # selftest-must-fail: test_backward, test_causal, test_autograd_function
 # Mistake: forgets the chain-rule factor 1/sqrt(d) in dQ and dK.
 # 错误：dQ 和 dK 中漏掉了链式法则带来的因子 1/√d。
-@@ -26,5 +26,5 @@
-             dp = do @ v.transpose(-2, -1)
-             ds = p * (dp - delta[:, q0:q1, None])
+@@ -28,2 +28,2 @@
 -            dQ[:, q0:q1] += ds @ k * scale
 -            dK[:, k0:k1] += ds.transpose(-2, -1) @ q * scale
 +            dQ[:, q0:q1] += ds @ k
 +            dK[:, k0:k1] += ds.transpose(-2, -1) @ q
-     return dQ.to(Q.dtype), dK.to(K.dtype), dV.to(V.dtype)

@@ -2,11 +2,7 @@
 # selftest-must-fail: test_score_tile
 # Mistake: computes the scores in the input dtype (bfloat16 stays bfloat16) instead of float32.
 # 错误：在输入精度下计算分数（bfloat16 没有转成 float32）。
-@@ -5,6 +5,5 @@
-     where key position j > query position i are -inf.
-     """
+@@ -7,2 +7 @@
 -    compute = torch.promote_types(q_tile.dtype, torch.float32)
 -    s = q_tile.to(compute) @ k_tile.to(compute).transpose(-2, -1) * scale
 +    s = q_tile @ k_tile.transpose(-2, -1) * scale
-     if is_causal:
-         rows = torch.arange(q0, q0 + q_tile.shape[-2], device=s.device)[:, None]

@@ -2,10 +2,6 @@
 # selftest-must-fail: test_ws_forward
 # selftest-selfcheck-fails: test_ws_forward
 # Mistake: ignores the strides and indexes x as if it were contiguous (row * n_cols + col). / 错误：忽略步长，按连续张量计算地址（行 × 列数 + 列）。
-@@ -12,5 +12,5 @@
-         cols = c0 + tl.arange(0, BLOCK_C)
-         col_ok = cols < n_cols
+@@ -14 +14 @@
 -        x = tl.load(x_ptr + rows[:, None] * stride_row + cols[None, :] * stride_col,
 +        x = tl.load(x_ptr + rows[:, None] * n_cols + cols[None, :],
-                     mask=row_ok[:, None] & col_ok[None, :], other=0.0)
-         w = tl.load(w_ptr + cols * stride_w, mask=col_ok, other=0.0)

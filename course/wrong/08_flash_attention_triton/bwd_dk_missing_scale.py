@@ -2,9 +2,5 @@
 # selftest-must-fail: test_dk, test_dq
 # Mistake: forgets the softmax scale σ = 1/√d in dK (dV is right: test_dv keeps its points).
 # 错误：dK 忘了乘 softmax 缩放因子 σ = 1/√d（dV 正确：test_dv 仍得分）。
-@@ -41,5 +41,4 @@
-         dst = pt * (dpt - delta[None, :])
-         dk += tl.dot(dst.to(q.dtype), q)
+@@ -43 +42,0 @@
 -    dk = dk * scale
-     tl.store(dk_ptr + batch * stride_dkb + cols[:, None] * stride_dkn + dims[None, :] * stride_dkd,
-              dk.to(dk_ptr.dtype.element_ty), mask=col_ok[:, None])

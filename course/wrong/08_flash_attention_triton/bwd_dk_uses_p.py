@@ -4,10 +4,6 @@
 # (and the autograd case of test_dq) lose theirs; this is what staging the backward shows.
 # 错误：dK 用 Pᵀ 而不是 dSᵀ 累加：dV 正确，所以 test_dv 仍得分，只有 test_dk（和 test_dq 中经 autograd 的用例）
 # 失分；分阶段评分正是为了显示这一点。
-@@ -40,5 +40,5 @@
-         dpt = tl.dot(v, tl.trans(do))
-         dst = pt * (dpt - delta[None, :])
+@@ -42 +42 @@
 -        dk += tl.dot(dst.to(q.dtype), q)
 +        dk += tl.dot(pt.to(q.dtype), q)
-     dk = dk * scale
-     tl.store(dk_ptr + batch * stride_dkb + cols[:, None] * stride_dkn + dims[None, :] * stride_dkd,

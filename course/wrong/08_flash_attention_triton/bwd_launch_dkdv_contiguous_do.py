@@ -4,10 +4,6 @@
 # transposed or stride-0 dO (autograd's gradient of out.sum() is one) is read wrong.
 # 错误：launch_dkdv 传入的是连续 dO 的步长 (Nq·d, d, 1) 而不是 grad_out.stride()：转置或步长为 0 的 dO
 # （autograd 对 out.sum() 的梯度就是）被读错。
-@@ -56,5 +56,5 @@
-     flash_bwd_dkdv_kernel[(triton.cdiv(n_k, block), batch)](
-         q, k, v, grad_out, lse, delta, dk, dv,
+@@ -58 +58 @@
 -        *q.stride(), *k.stride(), *v.stride(), *grad_out.stride(), *lse.stride(), *delta.stride(),
 +        *q.stride(), *k.stride(), *v.stride(), n_q * d, d, 1, *lse.stride(), *delta.stride(),
-         *dk.stride(), *dv.stride(), n_q, n_k, d ** -0.5,
-         HEAD_DIM=d, BLOCK_Q=block, BLOCK_K=block, IS_CAUSAL=is_causal)

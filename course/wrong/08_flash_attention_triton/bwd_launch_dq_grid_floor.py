@@ -2,10 +2,6 @@
 # selftest-must-fail: test_dq
 # Mistake: launch_dq starts Nq // block programs: the last partial query tile gets no dQ.
 # 错误：launch_dq 的程序数用了整除 Nq // block：最后一个不满的查询分块没有 dQ。
-@@ -50,5 +50,5 @@
-     block = block_size(q)
-     dq = torch.empty_like(q)
+@@ -52 +52 @@
 -    flash_bwd_dq_kernel[(triton.cdiv(n_q, block), batch)](
 +    flash_bwd_dq_kernel[(n_q // block, batch)](
-         q, k, v, grad_out, lse, delta, dq,
-         *q.stride(), *k.stride(), *v.stride(), *grad_out.stride(), *lse.stride(), *delta.stride(),

@@ -2,10 +2,6 @@
 # selftest-must-fail: test_forward, test_dq
 # Mistake: the causal mask j < i hides the diagonal (row 0 then sees no key at all).
 # 错误：因果掩码写成 j < i，漏掉了对角线（第 0 行一个键也看不到）。
-@@ -34,5 +34,5 @@
-         visible = col_ok[None, :]
-         if IS_CAUSAL:
+@@ -36 +36 @@
 -            visible = visible & (cols[None, :] <= rows[:, None])
 +            visible = visible & (cols[None, :] < rows[:, None])
-         s = tl.where(visible, s, float("-inf"))
-         m_new = tl.maximum(m, tl.max(s, axis=1))

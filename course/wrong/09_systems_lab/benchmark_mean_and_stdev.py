@@ -2,9 +2,7 @@
 # selftest-must-fail: test_benchmark
 # selftest-selfcheck-fails: test_benchmark
 # Mistake: reports the mean and the standard deviation instead of the median and the interquartile range. / 错误：报告平均值和标准差，而不是中位数和四分位距。
-@@ -9,6 +9,3 @@
-         timing.synchronize()
-         samples.append(time.perf_counter() - start)
+@@ -11,4 +11 @@
 -    if reps == 1:
 -        return samples[0], 0.0
 -    q1, _, q3 = statistics.quantiles(samples, n=4, method="inclusive")

@@ -2,9 +2,7 @@
 # selftest-must-fail: test_activation_memory
 # selftest-selfcheck-fails: test_activation_memory
 # Mistake: forgets LayerNorm's mean and rstd and the input ids. / 错误：漏掉 LayerNorm 的均值、rstd 和输入的 id。
-@@ -3,4 +3,4 @@
-     tokens = batch * seq_len
-     d, d_ff, heads = config.d_model, config.d_ff, config.num_heads
+@@ -5,2 +5,2 @@
 -    per_block = (8 * tokens * d + 2 * tokens * d_ff + batch * heads * seq_len**2) * size + 4 * tokens * 4
 -    return 8 * tokens + config.num_layers * per_block + 2 * tokens * d * size + 2 * tokens * 4
 +    per_block = (8 * tokens * d + 2 * tokens * d_ff + batch * heads * seq_len**2) * size
