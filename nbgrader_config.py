@@ -16,6 +16,7 @@ from nbgrader.preprocessors import GetGrades
 
 from course import ROOT
 from course.folder import course_folder
+from course.grading import gradebook_db
 from course.judge import feedback_html
 from course.noise import HARMLESS_STDERR
 
@@ -32,6 +33,9 @@ if Path(__file__).resolve().parent == ROOT:
     c.CourseDirectory.root = str(course_folder())
     c.CourseDirectory.source_directory = str(ROOT / "source")
     c.CourseDirectory.release_directory = str(ROOT / "release")
+    # A course whose gradebook is in a database (`course grade --db`): nbgrader uses it too, never a SQLite file.
+    if _db_url := gradebook_db.for_nbgrader(course_folder()):
+        c.CourseDirectory.db_url = _db_url
 
 # Instructor-only files never reach release/ (python -m course release also checks for them).
 c.CourseDirectory.ignore = [

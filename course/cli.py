@@ -43,6 +43,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="只检查 release/ 是否最新 / only check that release/ is up to date",
     )
+    add_db_option(release)  # given, the released units are registered in the course gradebook there
     release.set_defaults(run=run_release)
 
     grade = sub.add_parser("grade", help="自动评分 / autograde submissions")
@@ -266,12 +267,23 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def run_release(args) -> int:
-    status = _release().main(args.units, check=args.check)
-    if status == 0 and not args.check:
-        from course.grading import semester
+    """Generate release/; with `--db` (or FLASH_COURSE_DB), also register the released units in the course
+    gradebook in that database (checked first), as nbgrader's generate_assignment would, so formgrader lists them."""
+    if args.check:
+        return _release().main(args.units, check=True)
+    from course.grading import gradebook_db, semester
 
-        course = _course()
-        if lock := semester.pin_release(course, course.select(args.units)):
+    course = _course(args.db)
+    if course.db:  # a wrong URL or password, another database: refused before anything is made
+        gradebook_db.settle(course)
+    status = _release().main(args.units, course=course)
+    if status == 0:
+        units = course.select(args.units)
+        if course.db and units:
+            from course.grading import lms
+
+            _grade().register_units(course, units, lms.nbgrader_students(lms.course_roster(course)))
+        if lock := semester.pin_release(course, units):
             print(f"semester: {lock}")
     return status
 

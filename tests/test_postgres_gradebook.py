@@ -20,7 +20,7 @@ import pytest
 from nbgrader.api import Gradebook
 from pipeline_fixture import FIXTURE, FIXTURE_COURSE, UNIT
 
-from course import ROOT, cli, demo, release
+from course import ROOT, cli, demo, layout, release
 from course.grading import grade, gradebook_db, lms, worker
 from course.layout import Course
 
@@ -310,3 +310,38 @@ def test_a_course_keeps_to_the_database_its_grades_are_in(server, one_student, t
         with pytest.raises(ValueError):
             lms.export(other, None, None, None, "idnumber")
     assert sorted(p.name for p in course.root.iterdir()) == [gradebook_db.RECORD, "source"]
+
+
+def test_release_with_the_database_registers_its_units_there(server, tmp_path, monkeypatch):
+    """`course release UNIT --db URL` generates release/ and registers the unit in that database's gradebook (as
+    nbgrader's generate_assignment would), never in a SQLite file of the course folder."""
+    url = new_database(server, "released")
+    checkout = tmp_path / "checkout"
+    shutil.copytree(FIXTURE / "source", checkout / "source")
+    course = Course(tmp_path / "semester", FIXTURE_COURSE.wrong, code=checkout)
+    monkeypatch.setattr(layout, "open_course", lambda *_: course)
+    assert cli.main(["release", UNIT, "--db", url]) == 0
+    assert (checkout / "release" / UNIT).is_dir()
+    with Gradebook(gradebook_db.sqlalchemy_url(url), COURSE_ID) as gb:
+        assert [a.name for a in gb.assignments] == [UNIT]
+    assert not course.gradebook.exists()
+    assert "/released" in (course.root / gradebook_db.RECORD).read_text(encoding="utf-8")
+
+
+def test_nbgrader_run_from_the_checkout_uses_the_courses_database(server, tmp_path, monkeypatch):
+    """formgrader, `nbgrader generate_feedback` and `nbgrader db` read and write the database the course's grades
+    are in (its password from PGPASSWORD), not a SQLite gradebook of their own."""
+    monkeypatch.setattr(nbgrader.api, "get_alembic_version", worker.alembic_head)
+    url = new_database(server, "formgrader")
+    with Gradebook(gradebook_db.sqlalchemy_url(url), COURSE_ID) as gb:
+        gb.add_student("bob")
+    course = Course(tmp_path / "semester", FIXTURE_COURSE.wrong, url)
+    gradebook_db.settle(course)  # as the course's first run with --db
+    env = dict(os.environ, FLASH_COURSE_DIR=str(course.root), PGPASSWORD=PASSWORD)
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env['PATH']}"
+    env.pop("FLASH_COURSE_DB", None)
+    command = [sys.executable, "-m", "nbgrader", "db", "student", "list"]
+    run = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "bob" in run.stdout + run.stderr
+    assert not course.gradebook.exists()

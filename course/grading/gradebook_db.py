@@ -16,9 +16,12 @@ import shutil
 import tempfile
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from course.layout import Course
-from utils.messages import bilingual
+if TYPE_CHECKING:
+    from course.layout import Course
+
+# Nothing heavy at import (`utils` imports torch): nbgrader_config.py reads `for_nbgrader` in every nbgrader run.
 
 MERGE_LOCK = 35_0003  # the advisory lock every merge and unit registration holds on PostgreSQL
 CONNECT_SECONDS = 10
@@ -52,6 +55,8 @@ def check(given: str) -> None:
     """Connect once before anything is graded: a URL that is no database of ours, a wrong password or an unreachable
     server is a clear error naming the URL (without its password)."""
     import sqlalchemy
+
+    from utils.messages import bilingual
 
     if not (is_postgresql(given) or given.startswith("sqlite:///")):
         raise ValueError(
@@ -91,6 +96,8 @@ def settle(course: Course) -> None:
     """Before a run reads or writes the course's gradebook: its database URL connects (`check`), and it is the one the
     course's grades are in. The first run with `--db` writes the URL (without its password) to `.gradebook_db` in the
     course; a later run with another URL, or without one, is refused instead of grading into another gradebook."""
+    from utils.messages import bilingual
+
     if course.db:
         check(course.db)
     record = course.root / RECORD
@@ -108,6 +115,22 @@ def settle(course: Course) -> None:
     if given and not kept:
         course.root.mkdir(parents=True, exist_ok=True)
         record.write_text(given + "\n", encoding="utf-8")
+
+
+def for_nbgrader(root: Path) -> str | None:
+    """The `db_url` nbgrader itself (formgrader's hand grading, `nbgrader generate_feedback`, `nbgrader db`, run from
+    the checkout) uses in the course folder `root`: the database its RECORD names, with the password of
+    FLASH_COURSE_DB when that names the same database, else none (libpq takes it from PGPASSWORD or ~/.pgpass);
+    None for a course on its SQLite file."""
+    record = root / RECORD
+    if not record.is_file():
+        return None
+    kept = record.read_text(encoding="utf-8").strip()
+    given = os.environ.get("FLASH_COURSE_DB", "")
+    if given and shown(sqlalchemy_url(given)) == kept:
+        return sqlalchemy_url(given)
+    without = re.sub(r"(://[^:/@]*):\*\*\*@", r"\1@", kept)
+    return re.sub(r"(?i)(?<=[?&])(?:ssl)?password=\*\*\*(&|$)", "", without).rstrip("?&")
 
 
 def save_copy(course: Course, path: Path, units_only: bool = False) -> bool:
