@@ -3,7 +3,9 @@
 and red-team attacks (`course/redteam/<unit>/`, may earn no more than their caps).
 
 An entry is either a patch, a unified diff against today's reference answer of the cell it replaces (built at
-load time, so a change to the reference reaches every entry), or a whole cell whose header says why."""
+load time, so a change to the reference reaches every entry), or against the cell of the unit's wrong
+implementation its header names (`selftest-on`: an attack that rides on a known mistake), or a whole cell
+whose header says why."""
 
 from __future__ import annotations
 
@@ -39,7 +41,7 @@ class WrongImpl:
     retag: tuple[str, ...] = ()  # red team: test cells turned into ungraded cells that only print "ok"
     explanation: str = ""  # the header's other comment lines ("Mistake: …", "错误：…"), without their "# "
     whole: str = ""  # why the file is a whole cell rather than a patch (`selftest-whole`)
-    patched: bool = False  # the body was built from a patch against today's reference
+    patched: bool = False  # built from a patch (on today's reference, or on a `selftest-on` mistake)
 
     @property
     def name(self) -> str:
@@ -79,8 +81,10 @@ def parse(path: Path, kind: str = "wrong") -> WrongImpl:
         )
     notebook = fields.get("notebook") or notebook_of(path, fields["replaces"])
     source = "\n".join(body).strip("\n")
-    patched = source.startswith(HUNK)
-    if patched:
+    patched = source.startswith(HUNK) or "on" in fields
+    if "on" in fields:
+        source = apply_patch(mistake(path, fields["on"], notebook, fields["replaces"]).body, source, path)
+    elif patched:
         source = apply_patch(reference(path, notebook, fields["replaces"]), source, path)
     caps = None
     if "caps" in fields:
@@ -125,6 +129,28 @@ def reference(path: Path, notebook: str, replaces: str) -> str:
             )
         )
     return notebooks.without_markers(cells[replaces].source).strip("\n")
+
+
+def mistake(path: Path, name: str, notebook: str, replaces: str) -> WrongImpl:
+    """The wrong implementation `name` of the unit of the entry at `path` (`selftest-on`: the entry is that
+    mistake plus its own patch), which must replace the same cell; a clear error otherwise."""
+    found = path.parent.parent.parent / "wrong" / path.parent.name / f"{name}.py"
+    if not found.is_file():
+        raise ValueError(
+            bilingual(
+                f"{path}：{HEADER}on 指向的错误实现不存在：{found}",
+                f"{path}: {HEADER}on names no wrong implementation: {found}",
+            )
+        )
+    base = parse(found)
+    if (base.notebook, base.replaces) != (notebook, replaces):
+        raise ValueError(
+            bilingual(
+                f"{path}：{name} 替换的是 {base.notebook} 的 {base.replaces}，不是 {replaces}",
+                f"{path}: {name} replaces {base.replaces} of {base.notebook}, not {replaces}",
+            )
+        )
+    return base
 
 
 def notebook_of(path: Path, replaces: str) -> str:

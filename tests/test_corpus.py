@@ -161,3 +161,30 @@ def test_python_m_course_wrong_lists_the_courses_mistakes_and_names_an_unknown_o
     assert "must fail: test_backward, test_causal, test_autograd_function" in out
     assert cli.main(["wrong", "06", "no_such_mistake"]) == 2
     assert "no wrong implementation named like 'no_such_mistake'" in capsys.readouterr().out
+
+
+def test_an_entry_on_a_wrong_implementation_is_that_mistake_plus_its_own_change(course):
+    """`selftest-on: NAME`: the patch applies to the cell of the unit's wrong implementation NAME (an attack that
+    rides on a known mistake shows only the attack), and an edit of that mistake reaches it."""
+    entry(course, HEADER + PATCH)
+    attack = course.wrong.parent / "redteam" / UNIT / "softmax_prints.py"
+    attack.parent.mkdir(parents=True)
+    header = HEADER.replace("must-fail: test_a", "caps: test_a=0\n# selftest-class: prints")
+    attack.write_text(
+        header
+        + "# selftest-on: softmax_unnormalised\n@@ -1 +1,2 @@\n+print('hi')\n def stable_softmax(xs):\n"
+    )
+    built = wrong.parse(attack, "redteam")
+    assert built.patched and built.body.startswith("print('hi')\ndef stable_softmax(xs):")
+    assert built.body.endswith("    return weights")
+    entry(course, HEADER + PATCH.replace("+    return weights", "+    return weights[::-1]"))
+    assert wrong.parse(attack, "redteam").body.endswith("    return weights[::-1]")
+    attack.write_text(
+        header + "# selftest-on: softmax_unnormalised\n"
+    )  # the mistake alone; its header attacks
+    assert wrong.parse(attack, "redteam").body.endswith("    return weights[::-1]")
+    attack.write_text(header + "# selftest-on: no_such_mistake\n")
+    with pytest.raises(
+        ValueError, match="softmax_prints.py: # selftest-on names no wrong implementation: .*no_such"
+    ):
+        wrong.parse(attack, "redteam")

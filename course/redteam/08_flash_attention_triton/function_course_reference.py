@@ -1,6 +1,7 @@
 # selftest-replaces: fa_function
 # selftest-caps: test_forward=2.5, test_dq=1.43, test_memory=1
 # selftest-class: course-reference
+# selftest-on: function_backward_ignores_causal
 # Attack: hands the work to the course's reference solution where utils.attention.course_kernels() finds it
 # (instructors' machines), after launching its own kernel for the launch count; elsewhere a forward that ignores
 # is_causal. / 攻击：在 utils.attention.course_kernels() 能找到课程参考答案的地方（教师的机器）把计算交给它，
@@ -13,8 +14,3 @@
 +            o, lse = reference.flash_triton.triton_forward(q, k, v, is_causal, d ** -0.5)
 @@ -26 +28,0 @@
 -        ctx.is_causal = is_causal
-@@ -33,2 +35,2 @@
--        dk, dv = launch_dkdv(q, k, v, grad_out, lse, delta, ctx.is_causal)
--        dq = launch_dq(q, k, v, grad_out, lse, delta, ctx.is_causal)
-+        dk, dv = launch_dkdv(q, k, v, grad_out, lse, delta, False)
-+        dq = launch_dq(q, k, v, grad_out, lse, delta, False)

@@ -2,6 +2,7 @@
 # selftest-caps: test_forward=2.5, test_dq=1.43, test_memory=1
 # selftest-flagged: yes
 # selftest-class: imports-instructor-package
+# selftest-on: function_backward_ignores_causal
 # Attack: imports the instructor package course.reference inside the forward (a failed import falls back to a
 # forward that ignores is_causal) and returns the reference's output.
 # 攻击：在前向传播里导入教师包 course.reference（导入失败时退回忽略 is_causal 的前向传播），返回参考答案的输出。
@@ -16,8 +17,3 @@
 +            pass
 @@ -26 +31,0 @@
 -        ctx.is_causal = is_causal
-@@ -33,2 +38,2 @@
--        dk, dv = launch_dkdv(q, k, v, grad_out, lse, delta, ctx.is_causal)
--        dq = launch_dq(q, k, v, grad_out, lse, delta, ctx.is_causal)
-+        dk, dv = launch_dkdv(q, k, v, grad_out, lse, delta, False)
-+        dq = launch_dq(q, k, v, grad_out, lse, delta, False)

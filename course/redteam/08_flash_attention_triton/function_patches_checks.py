@@ -2,6 +2,7 @@
 # selftest-caps: test_forward=2.5, test_dq=1.43, test_memory=1
 # selftest-flagged: yes
 # selftest-class: patched-checks
+# selftest-on: function_backward_ignores_causal
 # Attack: a forward that ignores is_causal, whose cell also replaces the checking helpers of utils.grading and
 # utils.checks_flash_triton with no-ops: the cell's body runs again wherever the student's code is loaded, so
 # any check in that process would judge with the student's helpers.
@@ -23,8 +24,3 @@
 +            n_q, n_k, d ** -0.5, HEAD_DIM=d, BLOCK_Q=block, BLOCK_K=block, IS_CAUSAL=False)
 @@ -26 +34,0 @@
 -        ctx.is_causal = is_causal
-@@ -33,2 +41,2 @@
--        dk, dv = launch_dkdv(q, k, v, grad_out, lse, delta, ctx.is_causal)
--        dq = launch_dq(q, k, v, grad_out, lse, delta, ctx.is_causal)
-+        dk, dv = launch_dkdv(q, k, v, grad_out, lse, delta, False)
-+        dq = launch_dq(q, k, v, grad_out, lse, delta, False)
