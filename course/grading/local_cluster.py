@@ -117,8 +117,11 @@ class Cluster:
 
 
 @contextlib.contextmanager
-def local_cluster(nodes: int = 2, cpus: int = 1, start_timeout: float = 300) -> Iterator[Cluster]:
-    """A head and `nodes - 1` more nodes on this machine, `cpus` CPUs each; every node is killed on the way out."""
+def local_cluster(
+    nodes: int = 2, cpus: int = 1, start_timeout: float = 300, gpus: int = 0
+) -> Iterator[Cluster]:
+    """A head and `nodes - 1` more nodes on this machine, `cpus` CPUs and `gpus` GPUs each (Ray takes the first
+    `gpus` of `CUDA_VISIBLE_DEVICES`); every node is killed on the way out."""
     import ray
 
     temps = [Path(tempfile.mkdtemp(prefix=f"rn{i}", dir="/tmp")) for i in range(nodes)]  # short: socket paths
@@ -129,9 +132,10 @@ def local_cluster(nodes: int = 2, cpus: int = 1, start_timeout: float = 300) -> 
     try:
         deadline = time.monotonic() + start_timeout
         head = ("--head", f"--port={port}", "--include-dashboard=false")
-        cluster.processes.append(start_joined(temps[0], deadline, cpus, *head))
+        cluster.processes.append(start_joined(temps[0], deadline, cpus, f"--num-gpus={gpus}", *head))
         for temp in temps[1:]:
-            cluster.processes.append(start_joined(temp, deadline, cpus, f"--address={cluster.address}"))
+            joined = (f"--num-gpus={gpus}", f"--address={cluster.address}")
+            cluster.processes.append(start_joined(temp, deadline, cpus, *joined))
         alive = alive_nodes(cluster.address)
         if len(alive) != nodes:
             raise RuntimeError(f"{len(alive)} of {nodes} Ray nodes alive")

@@ -207,8 +207,13 @@ def run_in_copy(archive: bytes, request: dict, timeout: float, threads: int, out
 
 
 def run_on_node(archive: bytes, request: dict, timeout: float, threads: int, outputs: list[str]) -> dict:
-    """The Ray task: `run_in_copy` on the node where it lands, which it names."""
-    return run_in_copy(archive, request, timeout, threads, outputs) | {"node": node_name()}
+    """The Ray task: `run_in_copy` on the node where it lands, which it names with the GPU Ray gave the task
+    ("10.0.0.7/1a2b3c4d gpu 1"; Ray pins the task to it through `CUDA_VISIBLE_DEVICES`)."""
+    import ray
+
+    gpus = ",".join(map(str, ray.get_gpu_ids()))
+    where = node_name() + (f" gpu {gpus}" if gpus else "")
+    return run_in_copy(archive, request, timeout, threads, outputs) | {"node": where}
 
 
 def place(archive: bytes, outputs: tuple[Path, ...], base: Path = Path("/")) -> None:
