@@ -7,6 +7,3 @@
 -        timing.synchronize()
 @@ -9 +7,0 @@
 -        timing.synchronize()
-@@ -11,2 +8,0 @@
--    if reps == 1:
--        return samples[0], 0.0
