@@ -9,6 +9,7 @@ whose header says why."""
 
 from __future__ import annotations
 
+import difflib
 import functools
 import re
 from dataclasses import dataclass
@@ -222,7 +223,7 @@ def apply_patch(reference: str, patch: str, path: Path) -> str:
     applies, a clear error naming the file and the hunk."""
     lines, built, done = reference.splitlines(), [], 0
     for number, (hint, old, new) in enumerate(hunks(patch, path), 1):
-        starts = [i for i in range(done, len(lines) - len(old) + 1) if lines[i : i + len(old)] == old]
+        starts = _starts(lines, old, done)
         start = hint if hint in starts else starts[0] if len(starts) == 1 else None
         if start is None:
             zh, en = (
@@ -239,3 +240,57 @@ def apply_patch(reference: str, patch: str, path: Path) -> str:
         built += lines[done:start] + new
         done = start + len(old)
     return "\n".join(built + lines[done:]).strip("\n")
+
+
+def _starts(lines: list[str], old: list[str], done: int) -> list[int]:
+    """Where `old` stands in `lines` from index `done` on."""
+    return [i for i in range(done, len(lines) - len(old) + 1) if lines[i : i + len(old)] == old]
+
+
+def patch(reference: str, cell: str, most: int = 3) -> str:
+    """`cell` as a patch against `reference` in the corpus's format: a unified diff whose hunks carry the least
+    context (at most `most` lines a side) that places their old lines once after the previous hunk, so most
+    hunks are find/replace pairs; `apply_patch(reference, patch(reference, cell), …)` gives `cell` back."""
+    old, new = reference.splitlines(), cell.splitlines()
+    ops = difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes()
+    changes = [op for op in ops if op[0] != "equal"]
+    spans, done, last = [], 0, 0
+    while last < len(changes):
+        first = last
+        while True:  # widen the hunk over the next change while its context would reach into it
+            a1, a2 = changes[first][1], changes[last][2]
+            before, after = _context(old, a1, a2, done, most)
+            if last + 1 < len(changes) and a2 + after > changes[last + 1][1]:
+                last += 1
+                continue
+            break
+        b1, b2 = changes[first][3] - before, changes[last][4] + after
+        spans.append((a1 - before, a2 + after, b1, b2))
+        done, last = a2 + after, last + 1
+    lines = []
+    for i1, i2, j1, j2 in spans:
+        lines.append(f"@@ -{_span(i1, i2)} +{_span(j1, j2)} @@")
+        for tag, x1, x2, y1, y2 in ops:
+            if tag == "equal":
+                lines += [f" {line}" if line else "" for line in old[max(x1, i1) : min(x2, i2)]]
+            elif i1 <= x1 and x2 <= i2 and j1 <= y1 and y2 <= j2:
+                lines += [f"-{line}" for line in old[x1:x2]] + [f"+{line}" for line in new[y1:y2]]
+    return "\n".join(lines)
+
+
+def _context(lines: list[str], a1: int, a2: int, done: int, most: int) -> tuple[int, int]:
+    """The fewest lines before and after `lines[a1:a2]` that make the hunk's old lines stand once from `done`
+    on (else `most` a side, placed by the hunk's `@@ -N` alone)."""
+    for total in range(2 * most + 1):
+        for before in range(min(total, most), -1, -1):
+            after = total - before
+            old = lines[a1 - before : a2 + after]
+            if after <= most and a1 - before >= done and a2 + after <= len(lines) and old:
+                if _starts(lines, old, done) == [a1 - before]:
+                    return before, after
+    return min(most, a1 - done), min(most, len(lines) - a2)
+
+
+def _span(start: int, stop: int) -> str:
+    """A unified diff's line range: `N` for one line, `N,M` otherwise (N the line before an empty range)."""
+    return str(start + 1) if stop - start == 1 else f"{start + (stop > start)},{stop - start}"

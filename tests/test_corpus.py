@@ -188,3 +188,27 @@ def test_an_entry_on_a_wrong_implementation_is_that_mistake_plus_its_own_change(
         ValueError, match="softmax_prints.py: # selftest-on names no wrong implementation: .*no_such"
     ):
         wrong.parse(attack, "redteam")
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_whole_entry_is_shorter_than_its_patch_would_be(kind):
+    """A cell that reads as the reference with a change is a patch (AUTHORING): whole only where it is shorter."""
+    patchable = [
+        str(impl.path.relative_to(COURSE.checkout))
+        for unit in COURSE.units()
+        for impl in wrong.load(KINDS[kind] / unit, kind)
+        if not impl.patched
+        and len(wrong.patch(wrong.reference(impl.path, impl.notebook, impl.replaces), impl.body).splitlines())
+        <= len(impl.body.splitlines())
+    ]
+    assert patchable == [], "write them as patches: wrong.patch(reference, cell) (course/AUTHORING.md)"
+
+
+def test_a_patch_carries_the_least_context_that_places_each_hunk():
+    reference = "a\nb\nx\nc\nx\nd"
+    assert wrong.patch(reference, "a\nB\nx\nc\nx\nd") == "@@ -2 +2 @@\n-b\n+B"  # a find/replace pair
+    assert wrong.patch(reference, "a\nb\nx\nc\ny\nd") == "@@ -4,2 +4,2 @@\n c\n-x\n+y"  # x stands twice
+    assert wrong.patch(reference, "a\nb\nx\nnew\nc\nx\nd") == "@@ -4 +4,2 @@\n+new\n c"  # x stands twice
+    assert wrong.patch(reference, "b\nx\nc\nx\nd\ne") == "@@ -1 +0,0 @@\n-a\n@@ -6 +5,2 @@\n d\n+e"
+    for cell in ("", "z", "a\nx\nx\nx\nd", "x\nb\nx\nc\nx\nd\nx"):
+        assert wrong.apply_patch(reference, wrong.patch(reference, cell), "test") == cell
