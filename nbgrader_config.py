@@ -80,6 +80,7 @@ c.Autograde.sanitize_preprocessors = [
     "nbgrader.preprocessors.CheckCellMetadata",
 ]
 c.Autograde.autograde_preprocessors = [
+    "course.judge.preprocessor.StartJudge",  # the judge's children run while the kernel does; Judge finishes
     "course.judge.kernel.SandboxedExecute",
     "nbgrader.preprocessors.IgnorePattern",
     "course.judge.sanitize.SanitizeOutputs",

@@ -124,20 +124,29 @@ def test_demo_grades_the_sample_class(demo_rows):
 
 
 def test_each_row_says_where_its_grading_time_went(demo_rows):
-    """Per notebook: nbgrader's autograde, the judge inside it, the judge's cases of each cell, and the
-    notebook's own run of each cell's visible self-check."""
+    """Per notebook: nbgrader's autograde, the judge inside it, the judge's cases of each cell, the notebook's own
+    run of each cell's visible self-check, and the stages (course.judge.kernel, course.judge.preprocessor): the
+    judge runs beside the notebook, both inside the autograde, inside the pair's job."""
     for (_, unit), row in demo_rows.items():
+        assert row.seconds["merge"] >= 0
         for nb in COURSE.notebooks(unit):
             n_cells = len(selftest.points(COURSE, unit, nb))
             mine = {key: s for key, s in row.seconds.items() if key.startswith(f"{nb}/")}
             judged = [s for key, s in mine.items() if key.count("/") == 1 and key != f"{nb}/judge"]
             selfchecks = [s for key, s in mine.items() if key.endswith("/self-check")]
+            stage = {key.removeprefix(f"{nb}/stage/"): s for key, s in mine.items() if "/stage/" in key}
             assert len(judged) == n_cells, (unit, row.seconds)
             if row.status == "graded":  # a crashed kernel leaves the cells after the crash unrun
                 assert len(selfchecks) == n_cells, (unit, row.seconds)
             assert sum(judged) <= row.seconds[f"{nb}/judge"] + 0.1 * n_cells
-            assert row.seconds[f"{nb}/judge"] + sum(selfchecks) <= row.seconds[nb] + 0.1 * n_cells
-            assert row.seconds[nb] > 0
+            assert sum(selfchecks) <= stage["self-checks"] + 0.1 * n_cells
+            notebook = ("kernel start", "imports", "self-checks", "other cells")
+            assert 0 < sum(stage[name] for name in notebook) <= stage["notebook"] + 0.1, (unit, stage)
+            assert 0 < row.seconds[f"{nb}/judge"] <= row.seconds[nb] <= row.seconds["job"]
+            assert stage["notebook"] <= row.seconds[nb]
+            assert stage["judge after the notebook"] < row.seconds[f"{nb}/judge"], stage  # they ran at once
+            assert stage["judge child start"] > 0
+            assert {"notebook compiles", "notebook compile seconds", "judge compiles"} <= stage.keys()
 
 
 # The whole demo on the GPU host in parts, each inside a 10-minute command there (on the H100: units 08-10,

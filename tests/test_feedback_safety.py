@@ -29,7 +29,8 @@ from course.judge import preprocessor, units
 
 HUGE = 8 << 20  # bytes of the one printed line
 INERT = {"text/plain", "image/png", "image/jpeg"}
-NOT_RUN_HERE = ("SandboxedExecute", "SaveAutoGrades", "AssignLatePenalties")  # need a kernel or a gradebook
+# they need a kernel, the sandbox or a gradebook
+NOT_RUN_HERE = ("StartJudge", "SandboxedExecute", "SaveAutoGrades", "AssignLatePenalties")
 REPORT = "评审 · judge: <forward> 2/3 properties hold\n  O off by 1e-2 > 1e-5"
 
 

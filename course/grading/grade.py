@@ -71,7 +71,8 @@ class Row:
     sandboxes: set[str] = field(default_factory=set)  # where the judge ran the student's code
     node: str = ""  # the Ray node that graded it (`--ray`; empty on this machine's pool)
     # where the time went: "nb" -> nbgrader's autograde of it (execution and judge), "nb/judge" -> the judge,
-    # "nb/grade_id" -> the judge's cases of that cell
+    # "nb/grade_id" -> the judge's cases of that cell, "nb/stage/NAME" -> a stage of the notebook's run or of the
+    # judge (course.judge.kernel, course.judge.preprocessor), "job" -> the whole job, "merge" -> its share of a merge
     seconds: dict[str, float] = field(default_factory=dict)
 
     @property
@@ -278,7 +279,9 @@ def grade_pair(
             scratch / "gradebook.db",
         ),
     )
+    began = time.monotonic()
     results, timed_out, row.node = where.run(job)
+    row.seconds["job"] = round(time.monotonic() - began, 1)
     for nb in present:
         entry = results.get(student, {}).get(nb)
         if entry is None:
@@ -295,6 +298,7 @@ def grade_pair(
             row.seconds.update(
                 {f"{nb}/{gid}/self-check": s for gid, s in judged.get("selfcheck_seconds", {}).items()}
             )
+            row.seconds.update({f"{nb}/stage/{name}": s for name, s in judged.get("stages", {}).items()})
             row.sandboxes.add(judged["sandbox"])
         row.flags += [f"{nb}: {reason}" for reason in judged.get("reasons", [])]
         if entry["status"] != "graded":
@@ -333,8 +337,10 @@ def grade_pairs(
             if not batch:
                 return  # merged by the pair that held the lock before
             rows, folders = [row for row, _ in batch], [folder for _, folder in batch]
+            began = time.monotonic()
             merge_gradebooks(course, rows, folders, folders[0] / "grading.log", changed)
             for row in rows:
+                row.seconds["merge"] = round((time.monotonic() - began) / len(rows), 1)  # its share
                 if "" not in row.problems:
                     save_progress(course, row)
 

@@ -117,6 +117,7 @@ class Child:
         self.settings, self.mechanism, self.extra_hidden = settings, mechanism, list(extra_hidden)
         self.process: subprocess.Popen | None = None
         self.calls = 0
+        self.start_seconds = 0.0  # waited for its starts: sandbox, interpreter, imports, student's module
 
     def start(self) -> None:
         read_end, write_end = os.pipe()
@@ -206,7 +207,8 @@ class Child:
         dicts with string keys and plain values. With `grad`, also backpropagate it from the first output
         and return the gradients of the arguments at the `requires_grad` positions and the tensors saved
         for backward."""
-        if self.process is None:
+        began, starting = time.monotonic(), self.process is None
+        if starting:
             self.start()
         self.calls += 1
         call_id, tensors, specs = self.calls, {}, []
@@ -257,10 +259,15 @@ class Child:
                 + "\n"
                 + self.log_tail()
             )
+        answer = None
         try:
-            return self.read_answer(call_id, target)
+            answer = self.read_answer(call_id, target)
+            return answer
         finally:
             self.clear_outputs()
+            if starting:  # the first call's wait but the call as the child timed it (all of a failed one)
+                waited = time.monotonic() - began - (answer.seconds if answer else 0.0)
+                self.start_seconds += max(0.0, waited)
 
     def clear_outputs(self) -> None:
         """Remove what the child wrote into `out/` (read already) and the inputs sent: nothing piles up."""

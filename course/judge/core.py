@@ -42,6 +42,9 @@ class Cell:
     selfcheck: str | None = None  # the property whose case repeats the visible self-check (for flagging)
     gpu_only: frozenset[str] = frozenset()  # properties judged only on a GPU (left out elsewhere)
     timeout: float = 300.0  # seconds for one call of the student's code
+    # the cell this one is judged right after, in the same child: their cases call the same kernels, which this
+    # cell then finds compiled (two children at once would each compile them)
+    after: str | None = None
 
 
 @dataclass

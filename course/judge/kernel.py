@@ -17,6 +17,7 @@ import stat
 import threading
 import time
 import weakref
+from datetime import datetime
 from pathlib import Path
 
 from jupyter_client.manager import AsyncKernelManager
@@ -25,10 +26,23 @@ from nbgrader.preprocessors import Execute
 from traitlets import Unicode
 
 from course import ROOT
-from course.judge import sandbox, units
+from course.judge import sandbox, triton_stats, units
 
 # Notebook metadata: why the kernel died (the judge graded the notebook anyway).
 KERNEL_DIED = "flash_course_kernel_died"
+# resources: the notebook's stages, seconds (`SandboxedExecute.stages`, read by `course.judge.preprocessor`)
+STAGES = "flash_course_stages"
+
+
+def cell_seconds(cell) -> float:
+    """Seconds the kernel spent in `cell`, from nbclient's timestamps (0 for a cell it did not run)."""
+    timing = cell.get("metadata", {}).get("execution", {})
+    try:
+        started = datetime.fromisoformat(timing["iopub.execute_input"].replace("Z", "+00:00"))
+        ended = datetime.fromisoformat(timing["shell.execute_reply"].replace("Z", "+00:00"))
+    except (KeyError, TypeError, ValueError):
+        return 0.0
+    return (ended - started).total_seconds()
 
 
 class SandboxedKernelManager(AsyncKernelManager):
@@ -120,6 +134,7 @@ class SandboxedExecute(Execute):
         super().__init__(*args, **kwargs)
 
     def preprocess(self, nb, resources=None, km=None):
+        self.started, self.kernel_ready, self.manager = time.monotonic(), None, None
         try:
             return super().preprocess(nb, resources, km)
         except DeadKernelError as error:
@@ -129,3 +144,36 @@ class SandboxedExecute(Execute):
             self.log.warning("kernel died while running %s (%s); the judge grades it anyway", notebook, error)
             nb.metadata[KERNEL_DIED] = str(error)[:500]
             return nb, resources
+        finally:
+            if resources is not None:
+                resources[STAGES] = self.stages(nb)
+
+    def create_kernel_manager(self):
+        self.manager = super().create_kernel_manager()
+        return self.manager
+
+    def start_new_kernel_client(self):  # nbconvert's Execute starts the kernel through the blocking calls
+        client = super().start_new_kernel_client()
+        self.kernel_ready = time.monotonic()
+        return client
+
+    def stages(self, nb) -> dict[str, float]:
+        """Seconds of the notebook's run: the kernel's start (sandbox, interpreter, connection), its first code
+        cell (the imports), the test cells (their visible self-checks), the other cells, the whole; and the
+        kernels its processes compiled (their Triton cache, `course.judge.triton_stats`)."""
+        cells = [cell for cell in nb.cells if cell.cell_type == "code"]
+        seconds = [cell_seconds(cell) for cell in cells]
+        tests = sum(
+            s
+            for cell, s in zip(cells, seconds, strict=True)
+            if cell.metadata.get("nbgrader", {}).get("grade")
+        )
+        found = {
+            "notebook": time.monotonic() - self.started,
+            "kernel start": (self.kernel_ready or self.started) - self.started,
+            "imports": seconds[0] if seconds else 0.0,
+            "self-checks": tests,
+            "other cells": sum(seconds[1:]) - tests,
+        }
+        work = getattr(self.manager, "work", None)
+        return found | (triton_stats.stages("notebook", work / "home" / ".triton") if work else {})

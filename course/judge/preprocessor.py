@@ -1,22 +1,25 @@
 """The judge inside `nbgrader autograde`: after the notebook ran, it decides every judged test cell's points.
 
-Placed after `Execute` in `Autograde.autograde_preprocessors` (nbgrader_config.py). For a notebook that has a
-unit judge (`course.judge.units`), it builds the student's module from the solution cells, scans it, runs it
-in a sandboxed child on seeded inputs, compares with float64 references here, and replaces each judged test
-cell's outputs by its report: nothing more for full marks, the points as the cell's value for partial
-credit, an error for zero (nbgrader's own rule). What the notebook's kernel printed or raised in that cell
-(the visible self-check) is kept as one line of the report, never as the grade. The summary of each notebook
-(seeds, sandbox, flags, whether each judged property held) goes to `report_dir` for `course grade`.
+`StartJudge`, placed before `Execute` in `Autograde.autograde_preprocessors` (nbgrader_config.py), starts it and
+`Judge`, placed after, finishes it: the hidden cases need only the submitted source, so they run while the
+notebook's kernel does. For a notebook that has a unit judge (`course.judge.units`), it builds the student's
+module from the solution cells, scans it, runs it in sandboxed children on seeded inputs, compares with float64
+references here, and replaces each judged test cell's outputs by its report: nothing more for full marks, the
+points as the cell's value for partial credit, an error for zero (nbgrader's own rule). What the notebook's kernel
+printed or raised in that cell (the visible self-check) is kept as one line of the report, never as the grade.
+The summary of each notebook (seeds, sandbox, flags, whether each judged property held, the seconds of its stages)
+goes to `report_dir` for `course grade`.
 """
 
 from __future__ import annotations
 
+import copy
 import json
 import shutil
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from datetime import datetime
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import nbformat
@@ -24,9 +27,10 @@ from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Bool, Unicode
 
 import utils
-from course.judge import feedback_html, restore, sandbox, units
+from course.judge import feedback_html, restore, sandbox, triton_stats, units
 from course.judge.child import Child
 from course.judge.core import Unit, judge_cell, seed_for
+from course.judge.kernel import STAGES, cell_seconds
 from course.judge.student_code import module_source, scan
 from utils.messages import bilingual
 
@@ -47,14 +51,10 @@ def kernel_summary(cell) -> tuple[bool, str]:
 
 
 def notebook_seconds(cell) -> float | None:
-    """Seconds the notebook's kernel spent in `cell` (its visible self-check), from nbclient's timestamps."""
-    timing = cell.get("metadata", {}).get("execution", {})
-    try:
-        started = datetime.fromisoformat(timing["iopub.execute_input"].replace("Z", "+00:00"))
-        ended = datetime.fromisoformat(timing["shell.execute_reply"].replace("Z", "+00:00"))
-    except (KeyError, TypeError, ValueError):
+    """Seconds the notebook's kernel spent in `cell` (its visible self-check), None where it did not run it."""
+    if "iopub.execute_input" not in cell.get("metadata", {}).get("execution", {}):
         return None
-    return round((ended - started).total_seconds(), 1)
+    return round(cell_seconds(cell), 1)
 
 
 def stream(text: str):
@@ -88,18 +88,38 @@ def points_of(cell) -> float:
     return float(cell.metadata["nbgrader"].get("points", 0))
 
 
+STARTED = "flash_course_judging"  # resources: the judging `StartJudge` began before the notebook ran
+
+
+@dataclass
+class Judged:
+    """A notebook's cells judged, before the verdicts go into the cells: what `finish` needs."""
+
+    mechanism: str
+    reasons: list[str]  # flags that need no kernel: the scan, altered test cells
+    verdicts: dict[str, dict]  # grade_id -> its verdict (`judge_cells`)
+    stages: dict[str, float]  # seconds (and counts) of the judge's stages
+    started: float = field(default_factory=time.monotonic)
+    ended: float = 0.0
+
+
 class Judge(NbGraderPreprocessor):
-    """Judge every test cell that the notebook's unit judge knows, outside the student's code."""
+    """Judge every test cell that the notebook's unit judge knows, outside the student's code: finish the judging
+    `StartJudge` began, else judge here."""
 
     enabled = Bool(True).tag(config=True)
     sandbox = Unicode("auto", help="'auto', 'namespaces' (required) or 'none' (no sandbox)").tag(config=True)
     salt = Unicode("", help="grading-round salt of the seeds").tag(config=True)
     report_dir = Unicode("", help="folder for each judged notebook's summary (JSON)").tag(config=True)
 
+    @staticmethod
+    def unit_of(resources) -> Unit | None:
+        return units.UNITS.get(f"{resources.get('nbgrader', {}).get('notebook', '')}.ipynb")
+
     def preprocess(self, nb, resources):
         info = resources.get("nbgrader", {})
         feedback_html.forget_judged(nb)
-        unit = units.UNITS.get(f"{info.get('notebook', '')}.ipynb")
+        unit = self.unit_of(resources)
         if unit is None:
             return nb, resources
         if not self.salt:
@@ -111,18 +131,42 @@ class Judge(NbGraderPreprocessor):
                     "none, and every student's hidden inputs could be derived)",
                 )
             )
-        started = time.monotonic()
-        summary = judge_notebook(nb, unit, info.get("student", ""), self.salt, self.sandbox)
+        waiting = time.monotonic()
+        begun = resources.pop(STARTED, None)
+        if begun is None:
+            summary = judge_notebook(nb, unit, info.get("student", ""), self.salt, self.sandbox)
+        else:
+            summary = finish(nb, begun.result())
+        stages = summary.get("stages", {}) | resources.get(STAGES, {})
+        stages["judge after the notebook"] = time.monotonic() - waiting  # what judging added to the wait
+        summary["stages"] = {name: round(value, 2) for name, value in stages.items()}
         summary.update(
             student=info.get("student", ""),
             unit=info.get("assignment", ""),
             notebook=unit.notebook,
-            seconds=round(time.monotonic() - started, 1),
         )
         if self.report_dir:
             path = summary_path(Path(self.report_dir), summary["student"], summary["unit"], unit.notebook)
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(json.dumps(summary, ensure_ascii=False, indent=1), encoding="utf-8")
+        return nb, resources
+
+
+class StartJudge(Judge):
+    """Placed before the notebook's `Execute`: starts judging its cells on a thread, so the judge's children run
+    while the notebook's kernel does (the hidden cases read only the submitted source: the module built from the
+    solution cells); `Judge`, after `Execute`, waits for the verdicts and writes them into the executed cells."""
+
+    def preprocess(self, nb, resources):
+        unit = self.unit_of(resources)
+        if unit is None or not self.salt:  # `Judge` says why it cannot judge
+            return nb, resources
+        student = resources.get("nbgrader", {}).get("student", "")
+        pool = ThreadPoolExecutor(1, thread_name_prefix="judge")
+        resources[STARTED] = pool.submit(
+            judge_cells, copy.deepcopy(nb), unit, student, self.salt, self.sandbox
+        )
+        pool.shutdown(wait=False)
         return nb, resources
 
 
@@ -132,21 +176,23 @@ def judge_notebook(
     """Judge the notebook's cells in place, `parallel_cells` at once (default: the unit's choice on a GPU, else
     1); return the summary (scores, seeds, sandbox, flags, and whether each cell's visible self-check passed in
     the notebook)."""
-    mechanism, _ = sandbox.choose(requested_sandbox)
+    return finish(nb, judge_cells(nb, unit, student, salt, requested_sandbox, parallel_cells))
+
+
+def judge_cells(
+    nb, unit: Unit, student: str, salt: str, requested_sandbox: str, parallel_cells: int | None = None
+) -> Judged:
+    """Run the judge of every graded cell of `nb` that `unit` knows, on the module built from its solution cells
+    (what the notebook's kernel printed is not needed: `finish` reads it)."""
+    judged = Judged(sandbox.choose(requested_sandbox)[0], [], {}, {})
     source = module_source(nb, unit.student_cells, unit.preamble)
     findings = scan(source, unit.banned, unit.suspicious)
     uses_library = [f for f in findings if f.kind == "attention"]
-    reasons = [str(f) for f in findings]
-    reasons += [f"{gid}: {FLAG_ALTERED}" for gid in nb.metadata.get(restore.ALTERED, [])]
+    judged.reasons += [str(f) for f in findings]
+    judged.reasons += [f"{gid}: {FLAG_ALTERED}" for gid in nb.metadata.get(restore.ALTERED, [])]
     on_gpu = utils.mode().is_gpu
     parallel_cells = parallel_cells or (unit.parallel_cells_on_gpu if on_gpu else 1)
     settings = {"banned": unit.banned, "ban_fused_attention": True}
-    cells = [
-        cell
-        for cell in nb.cells
-        if cell.get("metadata", {}).get("nbgrader", {}).get("grade_id") in unit.cells
-        and cell.metadata["nbgrader"].get("grade")
-    ]
     owner = sandbox.new_owner()  # one uid for this notebook's children and their shared Triton cache
     triton_cache = sandbox.shared_folder("course-triton-", owner)
     children, children_lock, mine = [], threading.Lock(), threading.local()
@@ -154,7 +200,7 @@ def judge_notebook(
     def child() -> Child:
         """This thread's child (one per thread; the children of a notebook share one Triton cache)."""
         if not hasattr(mine, "child"):
-            mine.child = Child(source, settings, mechanism, triton_cache=triton_cache, owner=owner)
+            mine.child = Child(source, settings, judged.mechanism, triton_cache=triton_cache, owner=owner)
             with children_lock:
                 children.append(mine.child)
         return mine.child
@@ -163,11 +209,11 @@ def judge_notebook(
         grade_id = cell.metadata["nbgrader"]["grade_id"]
         started = time.monotonic()
         seed = seed_for(salt, student, unit.notebook, grade_id)
-        kernel_passed, kernel_line = kernel_summary(cell)
-        points, judged, flag, properties, weights = points_of(cell), True, None, {}, {}
+        verdict = {"grade_id": grade_id, "seed": seed, "points": points_of(cell), "judged": True}
+        verdict |= {"properties": {}, "weights": {}}
         if uses_library:
-            score = 0.0
-            report = "\n".join(
+            verdict["score"] = 0.0
+            verdict["report"] = "\n".join(
                 [
                     bilingual(
                         "评审：调用了库或课程的注意力实现，不得分",
@@ -179,47 +225,77 @@ def judge_notebook(
         else:
             judge = unit.cells[grade_id]
             judgement = judge_cell(judge, child(), seed, on_gpu)
-            judged = bool(judgement.judged_properties())
             weights = judgement.judged_properties()
-            properties = {prop: judgement.passed(prop) for prop in weights}
-            score = round(points * judgement.share(), 2)
-            report = judgement.report(points, score)
-            judged_selfcheck = judge.selfcheck in judgement.judged_properties()
-            if kernel_passed and judged_selfcheck and not judgement.passed(judge.selfcheck):
-                flag = f"{grade_id}: {FLAG_SELFCHECK}"
-        header = f"{kernel_line}\n{bilingual('种子', 'seed')} {seed} · sandbox {mechanism}"
-        return {
-            "outputs": verdict_outputs(f"{header}\n{report}", score, points, judged=judged),
-            "seed": seed,
-            "selfcheck": kernel_passed,
-            "selfcheck_seconds": notebook_seconds(cell),
-            "score": [score, points],
-            "properties": properties,
-            "weights": weights,
-            "flag": flag,
-            "seconds": round(time.monotonic() - started, 1),
-        }
+            verdict["judged"], verdict["weights"] = bool(weights), weights
+            verdict["properties"] = {prop: judgement.passed(prop) for prop in weights}
+            verdict["score"] = round(verdict["points"] * judgement.share(), 2)
+            verdict["report"] = judgement.report(verdict["points"], verdict["score"])
+            verdict["selfcheck_failed"] = judge.selfcheck in weights and not judgement.passed(judge.selfcheck)
+        verdict["seconds"] = round(time.monotonic() - started, 1)
+        return verdict
 
+    def judge_group(group: list) -> list[dict]:
+        return [judge_one(cell) for cell in group]
+
+    cells = [
+        cell
+        for cell in nb.cells
+        if cell.get("metadata", {}).get("nbgrader", {}).get("grade_id") in unit.cells
+        and cell.metadata["nbgrader"].get("grade")
+    ]
     try:
         with ThreadPoolExecutor(parallel_cells) as pool:
-            verdicts = list(pool.map(judge_one, cells))
+            verdicts = [v for group in pool.map(judge_group, cell_groups(unit, cells)) for v in group]
     finally:
         for each in children:
             each.close()
+        judged.stages |= triton_stats.stages("judge", triton_cache)
         shutil.rmtree(triton_cache, ignore_errors=True)
+    judged.stages |= {"judge child start": sum(each.start_seconds for each in children)}
+    judged.verdicts = {verdict["grade_id"]: verdict for verdict in verdicts}
+    judged.ended = time.monotonic()
+    return judged
+
+
+def cell_groups(unit: Unit, cells: list) -> list[list]:
+    """The cells in groups, each judged cell after cell in one child: a cell joins the group of the cell it is
+    judged `after`; the groups keep the notebook's order."""
+    groups: dict[str, list] = {}
+    for cell in cells:
+        grade_id = cell.metadata["nbgrader"]["grade_id"]
+        groups.setdefault(unit.cells[grade_id].after or grade_id, []).append(cell)
+    return list(groups.values())
+
+
+def finish(nb, judged: Judged) -> dict:
+    """Write each judged cell's verdict into `nb` (the notebook as its kernel ran it: what the visible self-check
+    showed goes into the report, and a self-check that passed there but failed when judged is flagged); return the
+    summary."""
     summary = {"scores": {}, "seeds": {}, "selfchecks": {}, "cell_seconds": {}, "selfcheck_seconds": {}}
     summary["properties"] = {}  # grade_id -> {property: passed}, of the properties judged here
-    for cell, verdict in zip(cells, verdicts, strict=True):
-        grade_id = cell.metadata["nbgrader"]["grade_id"]
-        cell.outputs = verdict["outputs"]
-        summary["scores"][grade_id] = verdict["score"]
+    reasons = list(judged.reasons)
+    for cell in nb.cells:
+        grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+        verdict = judged.verdicts.get(grade_id)
+        if verdict is None:
+            continue
+        kernel_passed, kernel_line = kernel_summary(cell)
+        header = f"{kernel_line}\n{bilingual('种子', 'seed')} {verdict['seed']} · sandbox {judged.mechanism}"
+        cell.outputs = verdict_outputs(
+            f"{header}\n{verdict['report']}", verdict["score"], verdict["points"], judged=verdict["judged"]
+        )
+        summary["scores"][grade_id] = [verdict["score"], verdict["points"]]
         summary["properties"][grade_id] = verdict["properties"]
         feedback_html.record_judged(cell, verdict["weights"], verdict["properties"])
         summary["seeds"][grade_id] = verdict["seed"]
-        summary["selfchecks"][grade_id] = verdict["selfcheck"]
+        summary["selfchecks"][grade_id] = kernel_passed
         summary["cell_seconds"][grade_id] = verdict["seconds"]
-        if verdict["selfcheck_seconds"] is not None:
-            summary["selfcheck_seconds"][grade_id] = verdict["selfcheck_seconds"]
-        if verdict["flag"]:
-            reasons.append(verdict["flag"])
-    return {**summary, "sandbox": mechanism, "flagged": bool(reasons), "reasons": reasons}
+        if (seconds := notebook_seconds(cell)) is not None:
+            summary["selfcheck_seconds"][grade_id] = seconds
+        if kernel_passed and verdict.get("selfcheck_failed"):
+            reasons.append(f"{grade_id}: {FLAG_SELFCHECK}")
+    summary["stages"] = dict(judged.stages)
+    summary["seconds"] = round(
+        judged.ended - judged.started, 1
+    )  # the judging's own time (beside the notebook)
+    return {**summary, "sandbox": judged.mechanism, "flagged": bool(reasons), "reasons": reasons}

@@ -248,7 +248,7 @@ def dv(j: Judgement) -> None:
     gradient_cell(j, "dv")
 
 
-@UNIT.cell("test_dk", GRADIENT_PROPERTIES, selfcheck=ODD)
+@UNIT.cell("test_dk", GRADIENT_PROPERTIES, selfcheck=ODD, after="test_dv")  # both launch_dkdv
 def dk(j: Judgement) -> None:
     gradient_cell(j, "dk")
 
