@@ -6,6 +6,7 @@ completes; a wrong URL or password is a clear bilingual error and grades nothing
 import glob
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -345,3 +346,23 @@ def test_nbgrader_run_from_the_checkout_uses_the_courses_database(server, tmp_pa
     assert run.returncode == 0, run.stdout + run.stderr
     assert "bob" in run.stdout + run.stderr
     assert not course.gradebook.exists()
+
+
+def test_a_regrade_into_postgresql_keeps_the_hand_grade_in_its_feedback(killed_then_resumed, one_student):
+    """A cell bob lost points on, graded by hand in the database (formgrader's override); `course grade --all`
+    grades him again: the feedback it writes shows the hand score, as the gradebook keeps it (last in this file: it
+    changes the graded course the tests above compare)."""
+    course, *_ = killed_then_resumed
+    with Gradebook(gradebook_db.sqlalchemy_url(course.db), COURSE_ID) as gb:
+        notebook = gb.find_submission_notebook("softmax", UNIT, "bob")
+        cell = next(g for g in notebook.grades if g.auto_score < g.max_score)
+        name, points = cell.name, cell.max_score
+        cell.manual_score, cell.needs_manual_grade = points, False
+        gb.db.commit()
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("FLASH_COURSE_CELL_TIMEOUT", "10")
+        (row,) = grade.grade(course, one_student, timeout=300, jobs=1, everything=True)
+    assert row.status == "graded" and snapshot(course.db)[("bob", UNIT, "softmax", name)][1] == points
+    page = (course.feedback / "bob" / UNIT / "softmax.html").read_text(encoding="utf-8")
+    heading = " ".join(re.sub(r"<[^>]*>", " ", page.split(f'name="{name}"', 1)[1]).split())[:200]
+    assert f"{points:g} / {points:g}" in heading, heading

@@ -6,6 +6,7 @@ refused."""
 import argparse
 import csv
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -16,7 +17,7 @@ import pytest
 from nbgrader.api import Gradebook
 
 from course import cli, notebooks, release, wrong
-from course.grading import grade, lms, submissions, worker
+from course.grading import grade, gradebook_db, lms, submissions, worker
 from course.layout import COURSE, Course
 
 UNIT, NB = "01_memory_bottleneck", "memory_bottleneck"
@@ -126,6 +127,29 @@ def test_resetting_a_submission_before_grading_forgets_only_the_autograder(two_g
     assert not (tmp_path / "autograded" / "alice" / UNIT).exists()
 
 
+def test_a_grading_jobs_private_gradebook_holds_its_own_pairs_hand_grades_and_nobody_elses(
+    two_gradebooks, tmp_path
+):
+    """What a job grades into (and its feedback reads): the units and this student's earlier work on this unit,
+    hand grades included; no other student's grades (a Ray node receives it)."""
+    target_url, _ = two_gradebooks
+    course = Course(tmp_path / "course", COURSE.wrong)
+    course.root.mkdir()
+    shutil.copyfile(target_url.removeprefix("sqlite:///"), course.gradebook)
+    with Gradebook(gradebook_url(course), COURSE_ID) as gb:
+        gb.add_student("bob")
+        gb.add_submission(UNIT, "bob")
+        gb.find_grade(WRITTEN, NB, UNIT, "bob").manual_score = 1.0
+        gb.db.commit()
+    job = tmp_path / "job.db"
+    assert gradebook_db.save_copy(course, job, ("alice", UNIT))
+    with Gradebook(f"sqlite:///{job}", COURSE_ID) as gb:
+        assert [s.id for s in gb.students] == ["alice"] and [a.name for a in gb.assignments] == [UNIT]
+        assert gb.find_grade(WRITTEN, NB, UNIT, "alice").manual_score == 2.5
+        assert gb.find_grade(TESTS[0], NB, UNIT, "alice").extra_credit == 0.5
+        assert gb.find_comment(WRITTEN, NB, UNIT, "alice").manual_comment == "清楚 / clear"
+
+
 # ---- one course grade at a time --------------------------------------------------------------------------------
 
 
@@ -223,6 +247,11 @@ def test_hand_grades_survive_a_regrade_a_later_run_and_the_export(tmp_path, monk
     assert graded_times(course) == 2  # graded again (a narrowed run appends to the log)
     assert gradebook_state(course) == by_hand
     assert exported(course, tmp_path) == expected_export
+    page = (course.feedback / "alice" / UNIT / f"{NB}.html").read_text(encoding="utf-8")
+    assert "pending" not in page and "待批改" not in page  # the feedback shows the hand grade kept
+    assert (
+        "2.5 / 3" in re.sub(r"\s+", " ", re.sub(r"<[^>]*>", " ", page.split(f'name="{WRITTEN}"', 1)[1]))[:300]
+    )
 
     capsys.readouterr()
     grade.grade(course, course.submitted, jobs=1)  # the weekly run: nothing new

@@ -252,7 +252,7 @@ def grade_pair(
     row = Row(student, unit, unit_points(course, unit))
     row.problems.update({nb: "missing" for nb in course.notebooks(unit) if nb not in present})
     scratch.mkdir(parents=True)
-    gradebook_db.save_copy(course, scratch / "gradebook.db", units_only=True)
+    gradebook_db.save_copy(course, scratch / "gradebook.db", (student, unit))
     request = {
         "action": "autograde",
         "root": str(course.root),

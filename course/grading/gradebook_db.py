@@ -2,7 +2,7 @@
 (`--db postgresql://user@host/db`, nbgrader's `db_url`), which graders on several machines can merge into at once.
 
 Only the course's gradebook and the merges into it use the database; each grading job grades into a private SQLite
-copy (`save_copy`). A merge is one transaction (`one_transaction`): nbgrader's own commits inside it only flush, and
+copy holding the units and its own pair's earlier work (`save_copy`). A merge is one transaction (`one_transaction`): nbgrader's own commits inside it only flush, and
 on PostgreSQL it holds an advisory lock, so merges from several graders run one after another, and a merge killed
 half-way leaves the gradebook as it was (the server rolls the transaction back; the pair is graded again next run).
 """
@@ -133,15 +133,16 @@ def for_nbgrader(root: Path) -> str | None:
     return re.sub(r"(?i)(?<=[?&])(?:ssl)?password=\*\*\*(&|$)", "", without).rstrip("?&")
 
 
-def save_copy(course: Course, path: Path, units_only: bool = False) -> bool:
-    """Copy the course's gradebook into the SQLite file `path`; False when it has none yet. `units_only`: from a
-    database, only the units (what a grading job's private gradebook needs; its students' work is not read)."""
-    if not course.db:
-        if not course.gradebook.exists():
-            return False
+def save_copy(course: Course, path: Path, pair: tuple[str, str] | None = None) -> bool:
+    """Copy the course's gradebook into the SQLite file `path`; False when it has none yet. `pair` (student, unit):
+    only the units and that student's work on that unit (a grading job's private gradebook: the hand grades its
+    feedback shows, and nobody else's grades)."""
+    if not course.db and not course.gradebook.exists():
+        return False
+    if course.db or pair:
+        snapshot(url(course), path, pair)
+    else:
         shutil.copy2(course.gradebook, path)
-        return True
-    snapshot(url(course), path, units_only)
     return True
 
 
@@ -149,12 +150,35 @@ def save_copy(course: Course, path: Path, units_only: bool = False) -> bool:
 STUDENTS_TABLES = {"student", "submitted_assignment", "submitted_notebook", "grade", "comment"}
 
 
-def snapshot(source_url: str, path: Path, units_only: bool = False) -> None:
-    """Copy every table of nbgrader's gradebook at `source_url` (`units_only`: but STUDENTS_TABLES) into a new SQLite
-    file, in one read transaction."""
+def pair_rows(student: str, unit: str) -> dict:
+    """{table of STUDENTS_TABLES: the condition that picks `student`'s work on `unit` in it}."""
     import sqlalchemy
     from nbgrader.api import Base
 
+    table = Base.metadata.tables
+    assignment = sqlalchemy.select(table["assignment"].c.id).where(table["assignment"].c.name == unit)
+    submitted = table["submitted_assignment"]
+    submission = sqlalchemy.select(submitted.c.id).where(
+        submitted.c.student_id == student, submitted.c.assignment_id.in_(assignment)
+    )
+    notebook = table["submitted_notebook"]
+    notebooks = sqlalchemy.select(notebook.c.id).where(notebook.c.assignment_id.in_(submission))
+    return {
+        "student": table["student"].c.id == student,
+        "submitted_assignment": submitted.c.id.in_(submission),
+        "submitted_notebook": notebook.c.id.in_(notebooks),
+        "grade": table["grade"].c.notebook_id.in_(notebooks),
+        "comment": table["comment"].c.notebook_id.in_(notebooks),
+    }
+
+
+def snapshot(source_url: str, path: Path, pair: tuple[str, str] | None = None) -> None:
+    """Copy every table of nbgrader's gradebook at `source_url` (`pair` (student, unit): of STUDENTS_TABLES, only
+    that student's work on that unit) into a new SQLite file, in one read transaction."""
+    import sqlalchemy
+    from nbgrader.api import Base
+
+    only = pair_rows(*pair) if pair else {}
     source = sqlalchemy.create_engine(source_url)
     target = sqlalchemy.create_engine(f"sqlite:///{path}")
     try:
@@ -163,9 +187,9 @@ def snapshot(source_url: str, path: Path, units_only: bool = False) -> None:
             if is_postgresql(source_url):
                 read.execute(sqlalchemy.text("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ"))
             present = set(sqlalchemy.inspect(read).get_table_names())  # none yet in a new database
-            present -= STUDENTS_TABLES if units_only else set()
             for table in (t for t in Base.metadata.sorted_tables if t.name in present):
-                rows = [dict(row) for row in read.execute(table.select()).mappings()]
+                query = table.select().where(only[table.name]) if table.name in only else table.select()
+                rows = [dict(row) for row in read.execute(query).mappings()]
                 if rows:
                     write.execute(table.insert(), rows)
             if "alembic_version" in present:
