@@ -54,8 +54,10 @@ jupyter lab               # 打开各单元文件夹中的笔记本 / open the n
 / `benchmarks/results/h100/hopper/` holds the course's measurements on an H100, which unit 10 cites and its
 exercises read.
 
-`utils/` 是笔记本用到的工具（测量、画图、自检用的 float64 参考）。评分代码调用这些参考会被评审程序发现，不得分。
-/ `utils/` holds the notebooks' tools (measuring, plotting, the float64 references of the self-checks). Graded
+`utils/` 是笔记本用到的工具（测量、画图、自检用的 float64 参考）；`utils/checks/` 是可见自检，`utils/judged/`
+是评审程序在子进程里运行的部分。评分代码调用这些参考会被评审程序发现，不得分。
+/ `utils/` holds the notebooks' tools (measuring, plotting, the float64 references of the self-checks);
+`utils/checks/` holds the visible self-checks and `utils/judged/` what the judge runs in its child process. Graded
 code that calls those references is detected by the judge and earns no points.
 
 ## 作答与提交 · Working and handing in

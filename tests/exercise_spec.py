@@ -18,7 +18,7 @@ def calls_by_function(
     unit: Unit, work: Path, answers: dict[str, Callable] | None = None, seeds=(1, 2, 3)
 ) -> dict[str, list[tuple]]:
     """{function name: the arguments of each call}, over every graded cell of `unit` judged with each seed
-    (an entry point's call, such as `utils.sweeps.run`, is filed under the function it names first)."""
+    (an entry point's call, such as `utils.judged.sweeps.run`, is filed under the function it names first)."""
     calls: dict[str, list[tuple]] = {}
     for seed in seeds:
         for grade_id in unit.cells:

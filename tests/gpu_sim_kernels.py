@@ -44,7 +44,7 @@ if __name__ == "__main__":
     from triton.runtime.jit import JITFunction
 
     import utils
-    from utils import tensor_files
+    from utils.judged import tensor_files
 
     assert not utils.interpreter() and "TRITON_INTERPRET" not in os.environ
     import gpu_sim_kernels  # the importable copy; this script's own kernel is like a notebook's

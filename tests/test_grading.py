@@ -6,7 +6,7 @@ import torch
 import utils
 from utils import grading
 from utils.attention.naive import naive_attention
-from utils.guarded import GuardedAllocations
+from utils.checks.guarded import GuardedAllocations
 
 
 class SavesScores(torch.autograd.Function):

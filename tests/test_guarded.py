@@ -1,4 +1,4 @@
-"""utils.guarded: unwritten elements are recognisable, stray stores and reads past the end are found every run."""
+"""utils.checks.guarded: unwritten elements are recognisable, stray stores and reads past the end are found every run."""
 
 import pytest
 import torch
@@ -6,7 +6,7 @@ import triton  # noqa: I001  (after utils: it chooses the interpreter first)
 import triton.language as tl
 
 import utils
-from utils.guarded import UNWRITTEN, GuardedAllocations, padded, unwritten
+from utils.checks.guarded import UNWRITTEN, GuardedAllocations, padded, unwritten
 
 
 @triton.jit

@@ -1,4 +1,4 @@
-"""utils.isolation: run a check in a child process on the student's module (built as the judge builds it), and
+"""utils.checks.isolation: run a check in a child process on the student's module (built as the judge builds it), and
 turn a failure, a crash or a hang into an AssertionError, with nothing on stderr; proven in a notebook kernel
 too. And export_module, the course's own export of notebook objects with what they use."""
 
@@ -11,8 +11,8 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-from utils import student_module
-from utils.isolation import failure_record, module_source, run_check
+from utils.checks.isolation import failure_record, module_source, run_check
+from utils.judged import student_module
 from utils.runtime import CPU_BANNER
 
 STUDENT = """
@@ -203,7 +203,7 @@ def test_works_in_a_notebook_kernel(tmp_path, monkeypatch):
     (tmp_path / "notebook_checks.py").write_text(NOTEBOOK_CHECKS)
     monkeypatch.setenv("PYTHONPATH", _with_path(tmp_path))  # inherited by the kernel, then by the child
     cells = [
-        "import utils\nimport utils.isolation\nimport torch\nimport triton\nimport triton.language as tl",
+        "import utils\nimport utils.checks.isolation\nimport torch\nimport triton\nimport triton.language as tl",
         STUDENT,
         textwrap.dedent("""
             @triton.jit
@@ -221,14 +221,14 @@ def test_works_in_a_notebook_kernel(tmp_path, monkeypatch):
             def broken(x):
                 oob_kernel[(1,)](x, BLOCK=16)
         """),
-        "from utils import student_module\n"
+        "from utils.judged import student_module\n"
         "student_module.LAYOUTS['demo.ipynb'] = student_module.Layout(\n"
         f"    'demo.ipynb', {{'kernel': 'double', 'classes': 'Doubler'}}, {PREAMBLE!r}\n"
         ")\n"
-        "print(utils.isolation.run_check('notebook_checks:doubler_works', 'demo.ipynb'))",
+        "print(utils.checks.isolation.run_check('notebook_checks:doubler_works', 'demo.ipynb'))",
         textwrap.dedent("""
             try:
-                utils.isolation.run_check("notebook_checks:broken_runs", "demo.ipynb")
+                utils.checks.isolation.run_check("notebook_checks:broken_runs", "demo.ipynb")
             except AssertionError as error:
                 print("CAUGHT", error)
             print("kernel alive")

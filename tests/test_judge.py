@@ -16,7 +16,7 @@ from course.judge.child import CallFailed, Child, read_plain
 from course.judge.core import Cell, Judgement, seed_for
 from course.layout import COURSE
 from course.selftest import replaced
-from utils import tensor_files
+from utils.judged import tensor_files
 
 UNIT06 = ROOT / "source" / "06_flash_attention_pytorch" / "flash_attention_pytorch.ipynb"
 
@@ -102,13 +102,13 @@ def attention(source: str, banned=UNIT08_BANNED) -> set[str]:
         ("from torch.ops import aten\nfast = aten._efficient_attention_forward", "torch.ops.aten."),
         ("import torch\nlayer = torch.nn.MultiheadAttention(64, 4)", "torch.nn.MultiheadAttention"),
         ("from torch.nn.attention.flex_attention import flex_attention", "torch.nn.attention."),
-        ("from utils.checks_flash_triton import reference_gradients as exact", "utils.checks_flash_triton."),
+        ("from utils.checks.flash_triton import reference_gradients as exact", "utils.checks.flash_triton."),
         (
-            "import utils\ng = getattr(utils.checks_flash_triton, 'lse_and_delta')",
-            "utils.checks_flash_triton.",
+            "import utils\ng = getattr(utils.checks.flash_triton, 'lse_and_delta')",
+            "utils.checks.flash_triton.",
         ),
         (
-            "import utils.checks_flash_triton\nr = utils.checks_flash_triton.grading.reference_attention",
+            "import utils.checks.flash_triton\nr = utils.checks.flash_triton.grading.reference_attention",
             "utils.",
         ),
     ],
@@ -122,7 +122,7 @@ def test_scan_accuses_no_one_for_words_in_their_own_names():
     """A student may call their own functions, variables and attributes anything (issue 31: a unit-08
     submission whose launcher was named launch_flash_attention_forward scored 0 as "library attention")."""
     source = (
-        "import torch\nimport utils.checks_flash_triton\n"
+        "import torch\nimport utils.checks.flash_triton\n"
         "def scaled_dot_product_attention_tiles(q, k, v):\n"
         '    """Unlike torch.nn.functional.scaled_dot_product_attention, tiled."""\n'
         "    return q\n"
@@ -206,7 +206,7 @@ PATCHES = [
     "j = judged\nj.run = f",
     "j, g = judged, grading\ng.assert_close = f",
     "namespace = vars(judged)\nnamespace['run'] = f",
-    "from utils import judged_triton as j\nj.run = f",
+    "from utils.judged import triton_calls as j\nj.run = f",
     "globals()['judged'].run = f",
     "globals()['grading'].__dict__.update(assert_close=f)",
     "object.__setattr__(judged, 'run', f)",
@@ -221,7 +221,7 @@ PATCHES = [
 
 @pytest.mark.parametrize("patch", PATCHES)
 def test_scan_flags_every_way_of_patching_an_imported_module(patch):
-    source = f"import utils.judged_triton as judged\nfrom utils import grading\nimport utils\n{patch}\n"
+    source = f"import utils.judged.triton_calls as judged\nfrom utils import grading\nimport utils\n{patch}\n"
     assert ("tampering", "patching an imported module") in kinds(source)
 
 

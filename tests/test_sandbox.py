@@ -175,7 +175,7 @@ def test_each_grading_has_its_own_uid_and_limits(mechanism):
 
 FORGER = """
 import os
-import utils.tensor_files as files
+import utils.judged.tensor_files as files
 
 SECRET = {secret!r}
 

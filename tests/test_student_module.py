@@ -1,4 +1,4 @@
-"""utils.student_module: the judge and the notebook's self-checks build the student's code the same way (the
+"""utils.judged.student_module: the judge and the notebook's self-checks build the student's code the same way (the
 unit's preamble and its student cells, nothing else of the notebook), so a notebook global or a helper in an
 added cell fails the visible self-check, naming it, instead of costing points silently when graded."""
 
@@ -13,8 +13,8 @@ from notebook_run import ROOT
 from course import notebooks
 from course.judge import units
 from course.judge.student_code import module_source, solution_sources
-from utils import student_module
-from utils.student_module import LAYOUTS, PLAIN, Layout, missing_names
+from utils.judged import student_module
+from utils.judged.student_module import LAYOUTS, PLAIN, Layout, missing_names
 
 SOURCES = {path.name: path for path in sorted(ROOT.glob("source/*/*.ipynb"))}
 
@@ -202,7 +202,7 @@ def test_kernel_cells_are_the_cells_that_defined_each_object(tmp_path):
     layout = Layout("demo.ipynb", {"first": "f", "second": "g", "third": "h"}, PLAIN)
     cells = run_cells(
         [
-            "import utils\nfrom utils import student_module",
+            "import utils\nfrom utils.judged import student_module",
             "def f():\n    return 1\nprint('demo')",
             "def g():\n    return f() + 1",
             "def g():\n    return f() + 2  # a fixed copy in an added cell",

@@ -18,11 +18,13 @@ import triton.language as tl
 
 import utils
 from course.judge.services import SlowMemoryService
-from utils import io_kernels, judged_link, runtime, tensor_files
+from utils import io_kernels, runtime
 from utils.grading import largest_intermediate
-from utils.isolation import MODULE_NAME
+from utils.judged import slow_memory as judged_memory
+from utils.judged import tensor_files
+from utils.judged.link import LENGTHS, Link
+from utils.judged.student_module import MODULE_NAME
 from utils.traffic import CounterUnsupported, SlowMemory, count_traffic, triton_counter
-from utils.traffic import judged as judged_traffic
 
 
 @triton.jit
@@ -370,7 +372,7 @@ def test_judged_memory_is_counted_in_the_judges_service(student, tmp_path):
     student.scale_rows = scale_rows
     s = torch.randn(3, 5)
     with SlowMemoryService(tmp_path, S=s, P=torch.full_like(s, float("nan"))) as memory:
-        created = largest_intermediate(lambda: judged_traffic.run("scale_rows", memory.address, 2.0))
+        created = largest_intermediate(lambda: judged_memory.run("scale_rows", memory.address, 2.0))
     assert created == (5, (5,))  # the rows the code scaled; the link's bytes are not the code's tensors
     out, (reads,), output_reads, writes, stats = memory.result(["S"], "P")
     torch.testing.assert_close(out, 2 * s)
@@ -394,8 +396,8 @@ def test_judged_memory_reads_and_writes_every_kind_of_index(tmp_path):
         (torch.tensor(1), slice(torch.tensor(1), 3)),
         (np.int64(2), np.array([1, 3])),
     ]
-    with SlowMemoryService(tmp_path, X=x) as memory, judged_link.Link(memory.address) as link:
-        mem = judged_traffic.JudgedMemory(link)
+    with SlowMemoryService(tmp_path, X=x) as memory, Link(memory.address) as link:
+        mem = judged_memory.JudgedMemory(link)
         assert mem.names() == ["X"] and "X" in mem and mem["X"].shape == (3, 4, 5)
         assert mem["X"].dtype == torch.float32 and mem["X"].numel() == 60 and mem["X"].element_size() == 4
         for index in indexes:
@@ -420,8 +422,8 @@ def test_judged_memory_reads_and_writes_every_kind_of_index(tmp_path):
 def test_judged_memory_has_no_uncounted_door(tmp_path):
     """What a notebook's SlowMemory offers besides counted indexing is refused here, and nothing in this process
     holds the data or the counts."""
-    with SlowMemoryService(tmp_path, S=torch.randn(4, 4)) as memory, judged_link.Link(memory.address) as link:
-        mem = judged_traffic.JudgedMemory(link)
+    with SlowMemoryService(tmp_path, S=torch.randn(4, 4)) as memory, Link(memory.address) as link:
+        mem = judged_memory.JudgedMemory(link)
         mem["S"][:2]
         for owner, name in [(mem, "tensor"), (mem, "reset_counts"), (mem, "read_map"), (mem["S"], "_data")]:
             with pytest.raises(AttributeError, match=f"counted in the judge's process.*no {name}"):
@@ -434,10 +436,10 @@ def test_the_service_survives_malformed_requests(tmp_path):
     with SlowMemoryService(tmp_path, S=torch.randn(4)) as memory:
         raw = socket.socket(socket.AF_UNIX)
         raw.connect(memory.address)
-        raw.sendall(judged_link.LENGTHS.pack(4, 0, 0) + b"[1]]")  # not JSON: the connection is dropped
+        raw.sendall(LENGTHS.pack(4, 0, 0) + b"[1]]")  # not JSON: the connection is dropped
         assert raw.recv(1) == b""
         raw.close()
-        with judged_link.Link(memory.address) as link:
+        with Link(memory.address) as link:
             for request, error in [
                 ({"op": "read", "name": "S", "index": {"int": 1.5}}, TypeError),
                 ({"op": "read", "name": "S", "index": {"tensor": "nowhere"}}, TypeError),

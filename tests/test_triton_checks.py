@@ -8,7 +8,7 @@ import triton  # noqa: I001  (after utils: it chooses the interpreter first)
 import triton.language as tl
 
 import utils
-from utils.triton_checks import count_launches, forbid_torch_ops, require_launches, triton_kernels
+from utils.checks.launches import count_launches, forbid_torch_ops, require_launches, triton_kernels
 
 
 @triton.jit

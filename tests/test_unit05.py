@@ -20,8 +20,9 @@ from course import notebooks, wrong
 from course.judge import preprocessor, unit05, units
 from course.reference import recompute as reference
 from utils import checkpoint_schedules as schedules
-from utils import grading, judged_recompute, measure, recompute
-from utils.isolation import MODULE_NAME
+from utils import grading, measure, recompute
+from utils.judged.recompute import DRAWS, checkpoint_gradients, checkpoint_memory, storage
+from utils.judged.student_module import MODULE_NAME
 
 NOTEBOOK = ROOT / "source" / "05_recomputation" / "recomputation.ipynb"
 DEVICE = utils.device()
@@ -197,15 +198,13 @@ def test_without_restoring_the_random_state_dropout_gradients_differ():
 def test_reference_checkpointing_keeps_the_judges_memory_bound(n, segments, student_module):
     params = [t.to(DEVICE) for _ in range(n) for t in (torch.randn(64, 64) / 8, torch.randn(64) / 10)]
     x, grad = torch.randn(1801, 64, device=DEVICE), torch.randn(1801, 64, device=DEVICE)
-    *_, plain, peak = judged_recompute.checkpoint_memory("checkpointed_forward", segments, x, grad, *params)
+    *_, plain, peak = checkpoint_memory("checkpointed_forward", segments, x, grad, *params)
     assert plain >= n * 1801 * 64 * 4  # plain autograd keeps one activation per layer at least
     assert peak <= 0.55 * plain, (peak / plain, "0.41–0.48 is measured; the judge allows 0.6")
     student_module.checkpointed_forward = lambda layers, h, k: torch.nn.Sequential(*layers)(
         h
     )  # no checkpoints
-    *_, plain_again, unsaved = judged_recompute.checkpoint_memory(
-        "checkpointed_forward", segments, x, grad, *params
-    )
+    *_, plain_again, unsaved = checkpoint_memory("checkpointed_forward", segments, x, grad, *params)
     assert unsaved > 0.9 * plain_again  # without checkpoints the bound fails
 
 
@@ -372,27 +371,22 @@ def student_module(monkeypatch):
 def test_the_childs_entry_points_report_what_the_judge_reads(student_module):
     g = torch.Generator().manual_seed(0)
     state = recompute.storage_state("Gated", 6, 4, g)
-    assert (
-        judged_recompute.storage("saved_bytes", "Gated", 4, True, torch.randn(5, 6), *state)
-        == 5 * (6 + 8) * 4
-    )
+    assert storage("saved_bytes", "Gated", 4, True, torch.randn(5, 6), *state) == 5 * (6 + 8) * 4
     params = [t for _ in range(5) for t in (torch.randn(8, 8), torch.randn(8))]
     x, grad = torch.randn(6, 8), torch.randn(6, 8)
-    out, dx, grads, draws, recomputed = judged_recompute.checkpoint_gradients(
+    out, dx, grads, draws, recomputed = checkpoint_gradients(
         "checkpointed_forward", 7, 2, 0.3, "list", False, x, grad, *params
     )
     assert out.shape == (6, 8) and dx is None and len(grads) == 10 and all(g is not None for g in grads)
-    assert draws.shape == (judged_recompute.DRAWS,)
+    assert draws.shape == (DRAWS,)
     assert recomputed == (3, 4, 0, 1, 2)  # segments [0, 1, 2] and [3, 4], the last run again first
     with pytest.raises(AssertionError, match="not differentiable"):
-        judged_recompute.checkpoint_gradients("detached", 7, 2, 0.0, "Sequential", True, x, grad, *params)
+        checkpoint_gradients("detached", 7, 2, 0.0, "Sequential", True, x, grad, *params)
     with pytest.raises(AssertionError, match="torch.utils.checkpoint"):
         student_module.checkpointed_forward = lambda layers, h, k: checkpoint_sequential(
             layers, k, h, use_reentrant=False
         )
-        judged_recompute.checkpoint_gradients(
-            "checkpointed_forward", 7, 2, 0.0, "Sequential", True, x, grad, *params
-        )
+        checkpoint_gradients("checkpointed_forward", 7, 2, 0.0, "Sequential", True, x, grad, *params)
 
 
 def test_the_judge_gives_the_solution_full_marks_and_a_reentrant_mistake_partial_credit():
@@ -417,5 +411,5 @@ def test_the_memory_bound_holds_on_the_gpu_allocator(student_module):
     """On the GPU the judge reads torch.cuda.max_memory_allocated: the reference stays below 0.6 × plain."""
     params = [t.cuda() for _ in range(24) for t in (torch.randn(64, 64) / 8, torch.randn(64) / 10)]
     x, grad = torch.randn(2001, 64, device="cuda"), torch.randn(2001, 64, device="cuda")
-    *_, plain, peak = judged_recompute.checkpoint_memory("checkpointed_forward", 4, x, grad, *params)
+    *_, plain, peak = checkpoint_memory("checkpointed_forward", 4, x, grad, *params)
     assert plain >= 24 * 2001 * 64 * 4 and peak <= 0.6 * plain, (plain, peak)

@@ -14,7 +14,7 @@ from notebook_run import ROOT, execute, graded_cells, stderr_of, stdout_of
 import utils
 from course import notebooks, wrong
 from course.judge import preprocessor, units
-from utils import judged_triton
+from utils.judged import triton_calls
 from utils.runtime import CPU_BANNER
 
 NOTEBOOK = ROOT / "source" / "07_triton_basics" / "triton_basics.ipynb"
@@ -58,33 +58,33 @@ def _copy(x, masked=True):
 
 
 def test_the_childs_entry_point_reports_views_gradients_launches_and_operators(monkeypatch):
-    student = types.ModuleType(judged_triton.MODULE_NAME)
+    student = types.ModuleType(triton_calls.MODULE_NAME)
     student.copy_kernel, student.copy, student.triple = _copy_kernel, _copy, lambda x: x * 3
-    monkeypatch.setitem(sys.modules, judged_triton.MODULE_NAME, student)
+    monkeypatch.setitem(sys.modules, triton_calls.MODULE_NAME, student)
     data = torch.randn(5, 7, device=utils.device())
-    out, grads, launches, _, ops, _, _ = judged_triton.run("copy", {"views": ["t"]}, data)
+    out, grads, launches, _, ops, _, _ = triton_calls.run("copy", {"views": ["t"]}, data)
     assert torch.equal(out, data.T) and grads == () and launches == 1 and "mul" not in ops
-    out, _, launches, _, ops, _, _ = judged_triton.run("triple", {"views": ["step2"]}, data)
+    out, _, launches, _, ops, _, _ = triton_calls.run("triple", {"views": ["step2"]}, data)
     assert torch.equal(out, data[:, ::2] * 3) and launches == 0 and "mul" in ops
     plan = {"views": ["t"], "backward": "sum", "grad_of": [0]}
-    out, (grad,), _, backward_launches, _, backward_ops, _ = judged_triton.run("triple", plan, data)
+    out, (grad,), _, backward_launches, _, backward_ops, _ = triton_calls.run("triple", plan, data)
     assert grad.shape == (7, 5) and torch.equal(grad, torch.full((7, 5), 3.0, device=grad.device))
     assert backward_launches == 0 and "mul" in backward_ops
     row = torch.randn(1, device=utils.device())
-    out, *_ = judged_triton.run("copy", {"views": [["expand", [4]]]}, row)
+    out, *_ = triton_calls.run("copy", {"views": [["expand", [4]]]}, row)
     assert torch.equal(out, row.expand(4))
 
 
 def test_the_childs_guard_catches_a_store_past_the_end(monkeypatch):
-    student = types.ModuleType(judged_triton.MODULE_NAME)
+    student = types.ModuleType(triton_calls.MODULE_NAME)
     student.copy_kernel, student.copy = _copy_kernel, _copy
     student.copy_unmasked = lambda x: _copy(x, masked=False)
-    monkeypatch.setitem(sys.modules, judged_triton.MODULE_NAME, student)
+    monkeypatch.setitem(sys.modules, triton_calls.MODULE_NAME, student)
     data = torch.randn(13, device=utils.device())
-    out, *_ = judged_triton.run("copy", {"guard": True}, data)
+    out, *_ = triton_calls.run("copy", {"guard": True}, data)
     assert torch.equal(out, data)
     with pytest.raises(AssertionError, match="stored 3 element"):
-        judged_triton.run("copy_unmasked", {"guard": True}, data)
+        triton_calls.run("copy_unmasked", {"guard": True}, data)
 
 
 def test_the_judge_gives_the_solution_full_marks_and_strided_bugs_partial_credit():

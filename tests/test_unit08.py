@@ -8,7 +8,7 @@ import utils
 from course import notebooks
 from course.judge.preprocessor import judge_notebook
 from course.judge.units import UNITS
-from utils.checks_flash_triton import CPU_PERFORMANCE_NOTE
+from utils.checks.flash_triton import CPU_PERFORMANCE_NOTE
 
 NOTEBOOK = ROOT / "source" / "08_flash_attention_triton" / "flash_attention_triton.ipynb"
 STAGES = {

@@ -14,7 +14,7 @@ import utils
 from course import notebooks, selftest, wrong
 from course.grading import grade
 from course.layout import COURSE, Course
-from utils import checks_flash_triton
+from utils.checks import flash_triton
 
 HAS_GPU = utils.mode().is_gpu  # not `from conftest import`: tests/browser has a conftest module too
 
@@ -102,9 +102,9 @@ def test_the_gpu_only_flag_on_a_cell_that_is_not_a_test_is_a_static_problem(tmp_
 
 @pytest.mark.skipif(HAS_GPU, reason="the interpreter's path; on a GPU the check measures (gpu tests below)")
 def test_in_the_interpreter_the_performance_check_scores_zero_quietly(capsys):
-    assert checks_flash_triton.performance(module=None) == 0  # the cell's value is its nbgrader score
+    assert flash_triton.performance(module=None) == 0  # the cell's value is its nbgrader score
     out, err = capsys.readouterr()
-    assert checks_flash_triton.CPU_PERFORMANCE_NOTE in out and err == ""
+    assert flash_triton.CPU_PERFORMANCE_NOTE in out and err == ""
     assert "0 points here" in out and "只在 GPU 上评分" in out
 
 
@@ -131,18 +131,18 @@ def module_from_cells(tmp_path, impls: dict[str, str], name: str):
 
 @pytest.mark.gpu
 def test_on_a_gpu_the_threshold_is_far_from_the_solution_and_from_the_slow_kernel(tmp_path):
-    threshold = checks_flash_triton.PERF_FRACTION_OF_SDPA
+    threshold = flash_triton.PERF_FRACTION_OF_SDPA
     ratios = {}
     for name in (None, SLOW):
-        results = checks_flash_triton.measure_performance(student_module(tmp_path, name))
+        results = flash_triton.measure_performance(student_module(tmp_path, name))
         ratios[name] = {what: r["ratio"] for what, r in results.items()}
         print(name or "solution", {what: f"{r:.3f}" for what, r in ratios[name].items()}, results)
     assert min(ratios[None].values()) >= 1.5 * threshold, ratios
     assert ratios[SLOW]["forward"] <= threshold / 1.5, ratios
-    assert checks_flash_triton.performance(student_module(tmp_path)) is None
+    assert flash_triton.performance(student_module(tmp_path)) is None
     # the row-by-row forward (~90x SDPA's time) is near the warm call's limit (67x): either failure is right
     with pytest.raises(AssertionError, match="far too slow|forward at"):
-        checks_flash_triton.performance(student_module(tmp_path, SLOW))
+        flash_triton.performance(student_module(tmp_path, SLOW))
 
 
 def test_grade_and_demo_say_which_gpu_only_points_a_cpu_run_could_not_award():

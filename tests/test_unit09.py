@@ -22,8 +22,10 @@ from course import notebooks, wrong
 from course.judge import preprocessor, unit09, units
 from course.judge.services import TRANSIT_SECONDS, TimingService
 from course.reference import systems_lab as reference
-from utils import judged_link, judged_systems, memory, snapshots, timing
-from utils.isolation import MODULE_NAME
+from utils import memory, snapshots, timing
+from utils.judged import systems
+from utils.judged.link import Link
+from utils.judged.student_module import MODULE_NAME
 from utils.toy_transformer import ToyModel, Transformer, TransformerConfig, parameter_count, random_batch
 
 NOTEBOOK = ROOT / "source" / "09_systems_lab" / "systems_lab.ipynb"
@@ -198,18 +200,18 @@ def student_module(monkeypatch):
 def test_the_childs_entry_points_report_what_the_judge_reads(student_module, tmp_path):
     workload = timing.Workload([0.03, 0.03] + [0.004] * 5)
     with TimingService(tmp_path, workload=workload) as service:
-        median, spread = judged_systems.benchmark_workload("benchmark", service.address, 2, 5)
+        median, spread = systems.benchmark_workload("benchmark", service.address, 2, 5)
     assert workload.calls == 7 and 0.004 <= median < 0.012 and spread < 0.005
     device = timing.SimulatedDevice(0.006)
     with TimingService(tmp_path, device=device) as service:
-        median, _ = judged_systems.benchmark_simulated("benchmark", service.address, 1, 3)
+        median, _ = systems.benchmark_simulated("benchmark", service.address, 1, 3)
     assert device.launches == 4 and 0.006 <= median < 0.015
     student_module.benchmark = lambda fn, warmup, reps: (torch.tensor(0.5), 1)  # tensors become floats
     with TimingService(tmp_path, workload=timing.Workload([0.0])) as service:
-        assert judged_systems.benchmark_workload("benchmark", service.address, 0, 1) == (0.5, 1.0)
+        assert systems.benchmark_workload("benchmark", service.address, 0, 1) == (0.5, 1.0)
     model = ToyModel(6, 3)
     x, y = torch.randn(4, 6), torch.randint(3, (4,))
-    table, hooked = judged_systems.autocast_table(
+    table, hooked = systems.autocast_table(
         "autocast_dtypes", "toy", [6, 3, 10], torch.bfloat16, x, y, *model.parameters()
     )
     assert (
@@ -225,12 +227,12 @@ def test_the_childs_entry_points_report_what_the_judge_reads(student_module, tmp
         return {}
 
     student_module.autocast_dtypes = leaves_hooks
-    _, hooked = judged_systems.autocast_table(
+    _, hooked = systems.autocast_table(
         "autocast_dtypes", "toy", [6, 3, 10], torch.bfloat16, x, y, *model.parameters()
     )
     assert hooked == ["", "fc1"]  # the model itself and its first layer
     config = TransformerConfig(50, 16, 16, 1, 2, 24)
-    got = judged_systems.activation_memory("activation_memory_bytes", config.as_dict(), 2, 9, torch.float32)
+    got = systems.activation_memory("activation_memory_bytes", config.as_dict(), 2, 9, torch.float32)
     assert got == reference.measured_activation_bytes(config, 2, 9, torch.float32)
 
 
@@ -249,11 +251,11 @@ def test_the_judged_workload_and_device_hold_no_durations_or_counts(student_modu
     student_module.benchmark = benchmark
     workload, device = timing.Workload([0.002, 0.001]), timing.SimulatedDevice(0.002)
     with TimingService(tmp_path, workload=workload) as service:
-        judged_systems.benchmark_workload("benchmark", service.address, 0, 1)
+        systems.benchmark_workload("benchmark", service.address, 0, 1)
     with TimingService(tmp_path, device=device) as service:
-        judged_systems.benchmark_simulated("benchmark", service.address, 0, 1)
+        systems.benchmark_simulated("benchmark", service.address, 0, 1)
     assert seen == [{}, {}] and workload.calls == 1 and device.launches == 1
-    with TimingService(tmp_path, workload=workload) as service, judged_link.Link(service.address) as link:
+    with TimingService(tmp_path, workload=workload) as service, Link(service.address) as link:
         with pytest.raises(ValueError, match="the judge knows no request 'launch'"):
             link.request({"op": "launch"})
 
@@ -261,7 +263,7 @@ def test_the_judged_workload_and_device_hold_no_durations_or_counts(student_modu
 def test_a_false_start_time_neither_skips_the_wait_nor_lowers_what_the_judge_observes(tmp_path):
     """The judge counts a call from when the child says it sent it, believed only a few milliseconds back."""
     workload = timing.Workload([0.02])
-    with TimingService(tmp_path, workload=workload) as service, judged_link.Link(service.address) as link:
+    with TimingService(tmp_path, workload=workload) as service, Link(service.address) as link:
         begun = time.perf_counter()
         link.request({"op": "call", "start": begun - 1.0})  # "sent a second ago"
         waited = time.perf_counter() - begun
@@ -276,7 +278,7 @@ def test_every_autocast_model_kind_runs_under_the_reference():
         ("sequential", [7, 3, 9], torch.randn(5, 7)),
         ("transformer", [23, 12, 16, 2, 4, 20], torch.randint(23, (2, 11))),
     ):
-        model = judged_systems.build_model(kind, sizes)
+        model = systems.build_model(kind, sizes)
         target = torch.randint(
             sizes[0] if kind == "transformer" else sizes[1],
             x.shape[:2] if kind == "transformer" else x.shape[:1],
@@ -308,12 +310,12 @@ def test_the_judge_gives_the_solution_full_marks_and_mistakes_lose_their_propert
 @pytest.mark.gpu
 def test_the_judge_catches_a_missing_synchronize_with_cuda_sleep(student_module):
     events = unit09.cuda_sleep_seconds(10_000_000)
-    median, _ = judged_systems.benchmark_cuda_sleep("benchmark", 3, 9, 10_000_000)
+    median, _ = systems.benchmark_cuda_sleep("benchmark", 3, 9, 10_000_000)
     assert 0.8 * events <= median <= 1.3 * events
     namespace = vars(student_module)
     namespace.update(time=time, statistics=statistics)
     exec(wrong.parse(WRONG / "benchmark_no_synchronize.py").body, namespace)
-    median, _ = judged_systems.benchmark_cuda_sleep("benchmark", 3, 9, 10_000_000)
+    median, _ = systems.benchmark_cuda_sleep("benchmark", 3, 9, 10_000_000)
     assert median < 0.3 * events
 
 

@@ -20,7 +20,8 @@ from course.judge.preprocessor import judge_notebook
 from course.judge.units import UNITS
 from course.reference import descriptors, flash_triton
 from course.reference import hopper as reference
-from utils import checks_hopper, grading, hopper, hopper_plots, hopper_results, measure
+from utils import grading, hopper, hopper_plots, hopper_results, measure
+from utils.checks import hopper as hopper_checks
 
 NOTEBOOK = ROOT / "source" / "10_hopper" / "hopper.ipynb"
 STAGES = {"test_hopper": 4, "test_hopper_speed": 1}
@@ -39,7 +40,7 @@ def test_unit10_executes_cleanly_with_its_self_checks(tmp_path):
     assert notebooks.is_gpu_only(speed)
     score, max_points = determine_grade(speed)
     if utils.interpreter():
-        assert score == 0 and checks_hopper.CPU_SPEED_NOTE in stdout_of(speed)
+        assert score == 0 and hopper_checks.CPU_SPEED_NOTE in stdout_of(speed)
     else:
         assert score == max_points, stdout_of(speed)
     for cell in nb.cells:
@@ -123,7 +124,7 @@ def test_the_reference_forward_matches_float64(case):
     with torch.no_grad():
         out, lse = reference.hopper_forward(q, k, v, is_causal, d**-0.5)
     expected, expected_lse = grading.reference_attention(q, k, v, is_causal=is_causal)
-    tol = checks_hopper.TOL[dtype]
+    tol = hopper_checks.TOL[dtype]
     grading.assert_close(out, expected, "O", atol=tol, rtol=tol)
     grading.assert_close(lse, expected_lse, "L", atol=tol, rtol=tol)
 
@@ -139,7 +140,7 @@ def test_a_forced_config_launches_that_config_and_matches_float64():
         out, _ = reference.hopper_forward(q, k, v, True, 0.125, forced)
     assert [r["programs"] for r in records] == [3 * hopper.num_sms()]
     expected, _ = grading.reference_attention(q, k, v, is_causal=True, scale=0.125)
-    tol = checks_hopper.TOL[q.dtype]
+    tol = hopper_checks.TOL[q.dtype]
     grading.assert_close(out, expected, "O", atol=tol, rtol=tol)
 
 
@@ -191,19 +192,19 @@ def test_record_launches_resolves_grids_and_counts_descriptors():
 def test_check_launches_fails_each_broken_promise():
     sms = hopper.num_sms()
     good = [{"kernel": "k", "programs": sms, "descriptors": 4}]
-    checks_hopper.check_launches(good, 1, "case", persistent=True)
+    hopper_checks.check_launches(good, 1, "case", persistent=True)
     with pytest.raises(AssertionError, match="exactly once"):
-        checks_hopper.check_launches(good * 2, 2, "case", persistent=True)
+        hopper_checks.check_launches(good * 2, 2, "case", persistent=True)
     with pytest.raises(AssertionError, match="TensorDescriptor"):
-        checks_hopper.check_launches([{**good[0], "descriptors": 2}], 1, "case", persistent=True)
+        hopper_checks.check_launches([{**good[0], "descriptors": 2}], 1, "case", persistent=True)
     with pytest.raises(AssertionError, match="persistent"):
-        checks_hopper.check_launches([{**good[0], "programs": sms + 1}], 1, "case", persistent=True)
-    checks_hopper.check_launches([{**good[0], "programs": sms + 1}], 1, "case", persistent=False)
+        hopper_checks.check_launches([{**good[0], "programs": sms + 1}], 1, "case", persistent=True)
+    hopper_checks.check_launches([{**good[0], "programs": sms + 1}], 1, "case", persistent=False)
 
 
 def test_every_visible_case_with_more_tiles_than_sms_is_marked_persistent():
-    cases = checks_hopper.CPU_CASES if utils.interpreter() else checks_hopper.GPU_CASES
-    assert any(checks_hopper.tiles_exceed_sms(b, n_q) for b, n_q, *_ in cases)
+    cases = hopper_checks.CPU_CASES if utils.interpreter() else hopper_checks.GPU_CASES
+    assert any(hopper_checks.tiles_exceed_sms(b, n_q) for b, n_q, *_ in cases)
 
 
 # --- the schedule pictures ------------------------------------------------------------------------------------
@@ -287,7 +288,7 @@ def test_gpu_reference_forward_large_and_odd(dtype, d, is_causal):
     with torch.no_grad():
         out, _ = reference.hopper_forward(q, k, v, is_causal, d**-0.5)
     expected, _ = grading.reference_attention(q, k, v, is_causal=is_causal)
-    tol = checks_hopper.TOL[dtype]
+    tol = hopper_checks.TOL[dtype]
     grading.assert_close(out, expected, "O", atol=tol, rtol=tol)
 
 
@@ -295,15 +296,15 @@ def test_gpu_reference_forward_large_and_odd(dtype, d, is_causal):
 def test_gpu_speed_of_the_reference_against_unit08_is_reported(capsys):
     """Calibration of `SPEEDUP_OVER_UNIT08` (printed, not asserted: speed targets live in the benchmarks)."""
     calls = {
-        "hopper": checks_hopper.speed_call(lambda q, k, v: reference.hopper_attention(q, k, v, False)),
-        "unit08": checks_hopper.speed_call(checks_hopper.unit08_forward()),
+        "hopper": hopper_checks.speed_call(lambda q, k, v: reference.hopper_attention(q, k, v, False)),
+        "unit08": hopper_checks.speed_call(hopper_checks.unit08_forward()),
     }
     ms = measure.compare_ms(calls, rounds=5, warmup=5, repeats=10)
     ratio = statistics.median(u / h for h, u in zip(ms["hopper"], ms["unit08"], strict=True))
     with capsys.disabled():
         print(
             f"\nunit 10 calibration: Hopper reference {statistics.median(ms['hopper']):.3f} ms, unit 08 "
-            f"{statistics.median(ms['unit08']):.3f} ms, ratio {ratio:.2f} (threshold {checks_hopper.SPEEDUP_OVER_UNIT08})"
+            f"{statistics.median(ms['unit08']):.3f} ms, ratio {ratio:.2f} (threshold {hopper_checks.SPEEDUP_OVER_UNIT08})"
         )
     assert all(t > 0 for times in ms.values() for t in times)
 
@@ -347,7 +348,7 @@ def test_the_h100_evidence_backs_the_units_claims():
     )
     assert 1 < hopper_results.forward_ratio("triton") < 2  # the unit-08 kernel over SDPA flash, float16
     assert (
-        0.6 < checks_hopper.bar_over_sdpa_flash() < 1.2
+        0.6 < hopper_checks.bar_over_sdpa_flash() < 1.2
     )  # the judge's bar in SDPA flash's units, for students
     assert {(r["d"], r["causal"]) for r in hopper_results.fp8_errors()} == {
         (64, False),

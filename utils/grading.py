@@ -14,7 +14,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 from utils import runtime
 from utils.attention.validate import causal_mask, default_scale
-from utils.guarded import UNWRITTEN, unwritten
+from utils.checks.guarded import UNWRITTEN, unwritten
 from utils.messages import bilingual
 
 REFERENCE_ROWS = 1024  # query rows per block: a float64 reference never holds more than this many × Nk scores

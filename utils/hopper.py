@@ -16,9 +16,9 @@ from dataclasses import dataclass
 
 import torch
 
+from utils.checks.launches import triton_kernels
 from utils.messages import bilingual
 from utils.runtime import interpreter
-from utils.triton_checks import triton_kernels
 
 INTERPRETER_SMS = 4  # a pretend GPU for the interpreter: small enough that tiny cases have more tiles
 MIN_CAPABILITY = (9, 0)  # TMA (the tensor-memory accelerator) arrived with Hopper, sm90

@@ -9,20 +9,13 @@ Unit 04 uses it to see how many times a softmax reads its input and in what orde
     x_slow.widths                               # columns spanned by each read (at most the block size)
     sweeps_in_order(x_slow.first, x_slow.second)  # per row, every first read before any second read
 
-`run` is what the judge calls in its sandboxed child (`utils.judged_run`): it wraps one argument, calls the
-student's function and returns the result and the maps as data; the judge decides from them in its own
-process. As with `utils.traffic.judged`, what stays possible is deliberate tampering with the child's own
-process; and a sweep that reads twice cannot show what the code keeps in fast memory in between.
+The judge counts sweeps the same way, in its sandboxed child (`utils.judged.sweeps`).
 """
 
 from __future__ import annotations
 
-import sys
-
 import torch
 
-from utils.isolation import MODULE_NAME
-from utils.judged_run import resolve
 from utils.traffic.slow_memory import SlowTensor, _on_cpu, bookkeeping
 
 
@@ -60,16 +53,4 @@ def sweeps_in_order(first: torch.Tensor, second: torch.Tensor) -> torch.Tensor:
     return first.amax(dim=-1) < pending.amin(dim=-1)
 
 
-def run(target: str, position: int, *args):
-    """Call `target(*args)` with `args[position]` in a `CountedTensor`; returns (result, read map, first, second,
-    widths as an int64 tensor)."""
-    args = list(args)
-    counted = CountedTensor("x", args[position])
-    args[position] = counted
-    result = resolve(sys.modules[MODULE_NAME], target)(*args)
-    with bookkeeping():
-        widths = torch.tensor(counted.widths, dtype=torch.int64)
-        return result, counted.read_map(), counted.first.clone(), counted.second.clone(), widths
-
-
-__all__ = ["CountedTensor", "run", "sweeps_in_order"]
+__all__ = ["CountedTensor", "sweeps_in_order"]

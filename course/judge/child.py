@@ -1,4 +1,4 @@
-"""The judge's end of the sandboxed child (`utils.judged_run`): send inputs, wait, read outputs as plain data.
+"""The judge's end of the sandboxed child (`utils.judged.run`): send inputs, wait, read outputs as plain data.
 
 A call that crashes the child or runs past its time fails alone: the child is killed and the next call
 starts a fresh one. Nothing the child writes is trusted: answers are JSON and tensors raw bytes, read through a
@@ -24,7 +24,7 @@ from pathlib import Path
 import torch
 
 from course.judge import sandbox
-from utils import tensor_files
+from utils.judged import tensor_files
 from utils.messages import bilingual
 
 ANSWER_LIMIT = 1 << 20  # bytes of one call's JSON answer (and of its tensors' header)
@@ -98,7 +98,7 @@ def tensor_bytes(tensors: dict[str, torch.Tensor]) -> int:
 
 
 class Child:
-    """A sandboxed `utils.judged_run` process over one student module, restarted after a crash or timeout."""
+    """A sandboxed `utils.judged.run` process over one student module, restarted after a crash or timeout."""
 
     def __init__(
         self,
@@ -122,7 +122,7 @@ class Child:
     def start(self) -> None:
         read_end, write_end = os.pipe()
         argv, env = sandbox.command(
-            [sys.executable, "-m", "utils.judged_run", str(self.work), str(write_end)],
+            [sys.executable, "-m", "utils.judged.run", str(self.work), str(write_end)],
             self.work,
             self.mechanism,
             self.extra_hidden,

@@ -2,7 +2,7 @@
 
 A unit module (e.g. `course.judge.unit06`) creates one `Unit` and registers a check per graded test cell:
 
-    unit = Unit(LAYOUTS["flash_attention_pytorch.ipynb"])  # its student cells and preamble (utils.student_module)
+    unit = Unit(LAYOUTS["flash_attention_pytorch.ipynb"])  # its student cells and preamble (utils.judged.student_module)
 
     @unit.cell("test_forward", {"float32": 2, "bfloat16": 1}, selfcheck="float32")
     def forward(j: Judgement) -> None:
@@ -28,8 +28,8 @@ import torch
 
 from course.judge.child import CallFailed, Child
 from utils import grading
+from utils.judged.student_module import Layout
 from utils.messages import bilingual
-from utils.student_module import Layout
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """What the judge measures while its sandboxed child runs a student's code, kept in the judge's own process.
 
-The child reaches a service only by requests (`utils.judged_link`) over a Unix socket in its working copy, so
+The child reaches a service only by requests (`utils.judged.link`) over a Unix socket in its working copy, so
 what is measured is out of the student's reach: nothing the child holds can be read or rewritten to change it.
 
 - `SlowMemoryService` (units 02, 03): a `SlowMemory` holding the inputs and the output; each read and write the
@@ -15,7 +15,7 @@ A service serves one connection at a time on a thread of its own, answers a requ
 error, and never runs anything the child sent (JSON and raw tensor bytes only).
 
 What stays in the child: the largest tensor the student's code creates (its fast memory) can only be watched in
-the process that creates it, by a dispatch mode (`utils.judged_run`), which that process can switch off. The
+the process that creates it, by a dispatch mode (`utils.judged.run`), which that process can switch off. The
 judge checks the tiles it sees moved itself, and a slow-memory unit flags for review the names that switch the
 watch off or reach it (`WATCH_SWITCHES`, in the unit's `suspicious`).
 """
@@ -33,10 +33,10 @@ from pathlib import Path
 
 import torch
 
-from utils import judged_link, tensor_files
+from utils.judged import link, tensor_files
+from utils.judged.slow_memory import decode_index
 from utils.messages import bilingual
 from utils.timing import SimulatedDevice, Workload
-from utils.traffic.judged import decode_index
 from utils.traffic.slow_memory import SlowMemory
 
 WATCH_SWITCHES = {
@@ -106,7 +106,7 @@ class Service:
             if not self._ready(connection):
                 continue
             try:
-                message, tensors = judged_link.receive(connection, RAW_LIMIT)
+                message, tensors = link.receive(connection, RAW_LIMIT)
             except (OSError, ValueError):  # closed, too slow, malformed: this connection ends
                 return
             try:
@@ -117,7 +117,7 @@ class Service:
             if message.get("answer") is False:  # a notification (`Link.notify`): nothing is sent back
                 continue
             try:
-                judged_link.send(connection, answer, returned)
+                link.send(connection, answer, returned)
             except OSError:
                 return
 

@@ -1,6 +1,6 @@
 """The student's code as the judge sees it: a module built from the notebook's solution cells, and a scan.
 
-The module is built by `utils.student_module` (the builder the notebook's visible self-checks use too): the
+The module is built by `utils.judged.student_module` (the builder the notebook's visible self-checks use too): the
 unit's preamble (its imports, fixed by the course) followed by the imports, definitions and assignments of
 the solution cells, in notebook order; other top-level statements (demo calls, prints) are left out. The scan reads that text, never runs it: what it imports or reaches of PyTorch's fused
 attention or of the unit's banned references (resolved from the imports: the student's own names may hold any
@@ -14,7 +14,7 @@ import ast
 import re
 from dataclasses import dataclass
 
-from utils import student_module
+from utils.judged import student_module
 
 FUSED_ATTENTION = (  # words in the names of PyTorch's fused attention (functions, modules, aten operators)
     "scaled_dot_product",

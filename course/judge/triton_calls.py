@@ -1,5 +1,5 @@
 """What the judges of Triton units share: the child's entry point and the checks of one call (their preamble:
-`utils.student_module.triton_preamble`)."""
+`utils.judged.student_module.triton_preamble`)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from collections.abc import Callable
 from course.judge.core import Judgement
 from utils.measure import assert_not_far_too_slow, far_too_slow, round_ms, timing_lock
 
-ENTRY = "utils.judged_triton.run"
+ENTRY = "utils.judged.triton_calls.run"
 BANNED = [
     "utils.grading:reference_attention",
     "utils.grading:reference_gradients",
@@ -19,7 +19,7 @@ BANNED = [
 
 
 def answer(j: Judgement, target: str, plan: dict, *tensors, guard: bool = False) -> tuple:
-    """The whole answer of `utils.judged_triton.run` for the student's `target`: (output, gradients, forward
+    """The whole answer of `utils.judged.triton_calls.run` for the student's `target`: (output, gradients, forward
     launches, backward launches, forward operators, backward operators, saved tensors). `guard`: guarded
     allocations."""
     result = j.call(ENTRY, target, {**plan, "guard": guard}, *tensors).result

@@ -1,6 +1,6 @@
 """Unit 01 (the memory bottleneck): the hidden cases, tolerances and properties of each graded cell.
 
-`standard_attention` is compared with float64 references (`utils.checks_memory.check_standard_attention`,
+`standard_attention` is compared with float64 references (`utils.checks.memory.check_standard_attention`,
 tolerances there): odd N, 2-D to 4-D inputs, Nq ≠ Nk, causal top-left, float16 and bfloat16.
 
 `attention_memory_bytes` only computes. The judge measures, here in its own process, the peak of the step
@@ -19,9 +19,10 @@ from __future__ import annotations
 import torch
 
 from course.judge.core import Judgement, Unit
-from utils import checks_memory, measure, memory
-from utils.checks_memory import dtype_name
-from utils.student_module import LAYOUTS
+from utils import measure, memory
+from utils.checks import memory as memory_checks
+from utils.checks.memory import dtype_name
+from utils.judged.student_module import LAYOUTS
 
 UNIT = Unit(
     LAYOUTS["memory_bottleneck.ipynb"],
@@ -83,7 +84,7 @@ def standard_attention(j: Judgement) -> None:
         what = f"standard_attention(Q {tuple(q.shape)}, K {tuple(k.shape)}, {dtype_name(dtype)}, is_causal={is_causal})"
         with j.case(prop, what):
             results = j.tensors(j.call("standard_attention", q, k, v, is_causal).result, 3, what)
-            checks_memory.check_standard_attention(results, q, k, v, is_causal, what)
+            memory_checks.check_standard_attention(results, q, k, v, is_causal, what)
 
 
 def computed_total(j: Judgement, answer, what: str) -> float:
@@ -94,7 +95,7 @@ def computed_total(j: Judgement, answer, what: str) -> float:
         f"{what} 创建了 {largest} 个元素的张量：模型应当计算，而不是测量",
         f"{what} created a tensor of {largest} elements: a model computes, it does not measure",
     )
-    return checks_memory.breakdown_total(answer.result, what)
+    return memory_checks.breakdown_total(answer.result, what)
 
 
 def check_model(j: Judgement, prop: str, batch, heads, n, d, dtype, training) -> None:
@@ -106,7 +107,7 @@ def check_model(j: Judgement, prop: str, batch, heads, n, d, dtype, training) ->
             j, j.call("attention_memory_bytes", batch, heads, n, d, dtype, training, "cpu"), what
         )
         measured = memory.peak_bytes(memory.attention_step(batch, heads, n, d, dtype, training, device="cpu"))
-        checks_memory.expect_near(predicted, measured, MODEL_TOLERANCE, what)
+        memory_checks.expect_near(predicted, measured, MODEL_TOLERANCE, what)
 
 
 @UNIT.cell(
@@ -135,7 +136,7 @@ def memory_model(j: Judgement) -> None:
             answer = j.call("attention_memory_bytes", batch, heads, n, d, dtype, training, device)
             return computed_total(j, answer, what)
 
-        checks_memory.check_devices(total, batch, heads, n, what)
+        memory_checks.check_devices(total, batch, heads, n, what)
     if not j.on_gpu:
         return
     measure.peak_memory_bytes(memory.attention_step(1, 1, 256, 64, torch.float32, True, "cuda"))  # warm-up
@@ -146,7 +147,7 @@ def memory_model(j: Judgement) -> None:
             answer = j.call("attention_memory_bytes", batch, heads, n, 64, dtype, training, "cuda")
             predicted = computed_total(j, answer, what)
             step = memory.attention_step(batch, heads, n, 64, dtype, training, device="cuda")
-            checks_memory.expect_near(predicted, measure.peak_memory_bytes(step), CUDA_TOLERANCE, what)
+            memory_checks.expect_near(predicted, measure.peak_memory_bytes(step), CUDA_TOLERANCE, what)
 
 
 def check_fits(j: Judgement, prop: str, memory_bytes, config: tuple, expected: int | None = None) -> None:
@@ -165,7 +166,7 @@ def check_fits(j: Judgement, prop: str, memory_bytes, config: tuple, expected: i
         budget = memory_bytes(total) if callable(memory_bytes) else memory_bytes
         what = f"max_sequence_length({budget:.0f}, {batch}, {heads}, {d}, {dtype_name(dtype)}, {training}, {device!r})"
         n = j.call("max_sequence_length", budget, *config).result
-        checks_memory.check_longest(n, budget, total, what)
+        memory_checks.check_longest(n, budget, total, what)
         j.expect(expected is None or n == expected, f"{what} 应为 {expected}", f"{what} should be {expected}")
 
 

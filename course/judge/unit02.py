@@ -29,7 +29,7 @@ from course.judge.services import WATCH_SWITCHES, SlowMemoryService
 from course.reference import io_aware as reference
 from course.reference.triton_kernels import forward_kernel
 from utils import io_kernels
-from utils.student_module import LAYOUTS
+from utils.judged.student_module import LAYOUTS
 from utils.traffic import count_traffic
 
 UNIT = Unit(
@@ -42,8 +42,8 @@ UNIT = Unit(
     ],
     suspicious=WATCH_SWITCHES,
 )
-CALL = "utils.traffic.judged.call"
-RUN = "utils.traffic.judged.run"
+CALL = "utils.judged.slow_memory.call"
+RUN = "utils.judged.slow_memory.run"
 DTYPES = (torch.float32, torch.float16, torch.bfloat16, torch.float64)
 MAX_ROWS_ON_CHIP = 64
 # Sequence lengths of the counted cases: odd (never a multiple of a tile), from a fixed set so that the judge's

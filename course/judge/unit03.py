@@ -26,7 +26,7 @@ from course.judge.core import Judgement, Unit
 from course.judge.services import WATCH_SWITCHES, SlowMemoryService
 from course.reference import tiling as reference
 from utils import tiling
-from utils.student_module import LAYOUTS
+from utils.judged.student_module import LAYOUTS
 from utils.traffic import SlowMemory
 
 UNIT = Unit(
@@ -39,8 +39,8 @@ UNIT = Unit(
     ],
     suspicious=WATCH_SWITCHES,
 )
-RUN = "utils.traffic.judged.run"
-CALL = "utils.traffic.judged.call"
+RUN = "utils.judged.slow_memory.run"
+CALL = "utils.judged.slow_memory.call"
 DTYPES = (torch.float16, torch.bfloat16, torch.float32)
 
 VALUES = "float32 的值：奇数尺寸、余数块 · float32 values: odd sizes, remainder tiles"

@@ -34,15 +34,15 @@ from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis import strategies as st
 
 from course.judge.core import Judgement, Unit, describe
-from utils.guarded import UNWRITTEN
-from utils.student_module import LAYOUTS
+from utils.checks.guarded import UNWRITTEN
+from utils.judged.student_module import LAYOUTS
 from utils.sweeps import sweeps_in_order
 
 UNIT = Unit(
     LAYOUTS["online_softmax.ipynb"],
     banned=["utils.softmax_kernels:row_softmax", "utils.online_softmax_plots:steps"],
 )
-RUN = "utils.sweeps.run"
+RUN = "utils.judged.sweeps.run"
 INF = math.inf
 LOW = (torch.float16, torch.bfloat16)
 SOFTMAX_TOLERANCE = {  # (atol, rtol): float64 inputs need float64 statistics, float32 ones miss by ~1e-7

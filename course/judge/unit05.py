@@ -1,7 +1,7 @@
 """Unit 05 (recomputation): the hidden cases, tolerances and properties of each graded cell.
 
 The exercises take modules, which the child cannot receive: the judge sends the layers' weights to the entry
-points of `utils.judged_recompute` (imported by the preamble), which build the modules in the child and call
+points of `utils.judged.recompute` (imported by the preamble), which build the modules in the child and call
 the student's function. The judge builds the same layers here and decides:
 
 - `saved_bytes`: against the exact byte counts of `utils.recompute.STORAGE_LAYERS`, whose saved tensors are
@@ -11,7 +11,7 @@ the student's function. The judge builds the same layers here and decides:
   too): same output, same gradients (float32; the recomputation repeats the same operations, so the
   differences are rounding: atol 1e-5, rtol 1e-4), the same dropout masks, and the same random numbers drawn
   afterwards. Peak memory is measured in the child, plain autograd's and the student's in the same process
-  with the same function (its residual risk: `utils.judged_recompute`); the bound is a ratio, so it holds for
+  with the same function (its residual risk: `utils.judged.recompute`); the bound is a ratio, so it holds for
   the GPU allocator and for the CPU's `utils.memory.LiveTensors` alike.
 - `attention_backward_from_lse`: float32 against float64 autograd of the reference attention (tolerances as
   unit 06); bfloat16, float64, and an L and O that do not come from Q, K, V, against the formulas evaluated in
@@ -26,8 +26,8 @@ import utils
 from course.judge.core import Judgement, Unit
 from course.reference.recompute import attention_backward_from_lse as formulas
 from utils import grading, recompute
-from utils.judged_recompute import DRAWS
-from utils.student_module import LAYOUTS
+from utils.judged.recompute import DRAWS
+from utils.judged.student_module import LAYOUTS
 
 UNIT = Unit(
     LAYOUTS["recomputation.ipynb"],
@@ -38,7 +38,7 @@ UNIT = Unit(
         "utils:naive_attention",
     ],
 )
-ENTRY = "utils.judged_recompute."
+ENTRY = "utils.judged.recompute."
 GRAD_TOLERANCE = dict(atol=1e-5, rtol=1e-4)
 MEMORY_RATIO = 0.6  # checkpointed peak / plain peak: 0.41–0.48 measured for the reference (8 or 4 segments)
 AUTOGRAD_TOLERANCE = dict(atol=2e-4, rtol=1e-3)  # float32 against float64 autograd of the attention

@@ -12,7 +12,7 @@ import torch
 
 from course.judge.core import Judgement, Unit
 from utils import grading
-from utils.student_module import LAYOUTS
+from utils.judged.student_module import LAYOUTS
 
 UNIT = Unit(
     LAYOUTS["flash_attention_pytorch.ipynb"],

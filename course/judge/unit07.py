@@ -1,13 +1,13 @@
 """Unit 07 (Triton basics): the hidden cases, tolerances and properties of each graded cell.
 
-Every call goes through `utils.judged_triton.run` in the child: it builds the strided views asked for (a
+Every call goes through `utils.judged.triton_calls.run` in the child: it builds the strided views asked for (a
 transposed x, every other column, a stride-0 gradient), runs the student's function (and the backward
 pass), and reports how often the student's own Triton kernels were launched and which PyTorch operators
 ran. A case passes only when a kernel ran, none of the operators the notebook reserves for the kernel ran,
 and the outputs (shape, dtype, values) match the judge's float64 reference.
 
 Inputs sit between NaN margins and what the student's code allocates starts as a sentinel between guarded
-margins (`plan["guard"]`, `utils.guarded`), so a missing mask or store fails the same way every run.
+margins (`plan["guard"]`, `utils.checks.guarded`), so a missing mask or store fails the same way every run.
 
 Tolerances against float64: a sum of C products of N(0, 1) numbers is about √C in size, so the absolute
 tolerance of y grows with √C (grad_w: with √rows); float32 results carry float32 rounding (2⁻²⁴ per
@@ -23,8 +23,8 @@ import torch
 from course.judge import triton_calls
 from course.judge.core import Judgement, Unit
 from course.judge.triton_calls import kernel_did_the_work, same_dtype
-from utils.checks_triton_basics import BACKWARD_OPS, FORWARD_OPS, LAYOUT, SOFTMAX_OPS, TOL, name
-from utils.student_module import LAYOUTS
+from utils.checks.triton_basics import BACKWARD_OPS, FORWARD_OPS, LAYOUT, SOFTMAX_OPS, TOL, name
+from utils.judged.student_module import LAYOUTS
 
 UNIT = Unit(
     LAYOUTS["triton_basics.ipynb"],
@@ -55,7 +55,7 @@ STRIDED_SOFTMAX = "非连续的 x（转置视图、隔列取）· non-contiguous
 
 
 def seen(sent: torch.Tensor, layout) -> torch.Tensor:
-    """The view the student's code gets of the contiguous `sent` (`utils.judged_triton.view`): None as is,
+    """The view the student's code gets of the contiguous `sent` (`utils.judged.triton_calls.view`): None as is,
     "t" the last two dimensions swapped, "step2" every other element of the last dimension."""
     if layout == "t":
         return sent.transpose(-2, -1)

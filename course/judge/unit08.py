@@ -4,11 +4,11 @@ The graded steps: the forward (`FlashAttentionTriton.apply`), dV and dK (`launch
 whole backward through autograd), memory, and speed (GPU only). The backward cells call the launchers directly
 with L and Δ computed here in float64, so each step is judged on its own.
 
-Numeric cases go through `utils.judged_triton.run` in the child: it builds the strided views asked for
+Numeric cases go through `utils.judged.triton_calls.run` in the child: it builds the strided views asked for
 (transposed Q, K, V or dO; a stride-0 dO), runs the student's code and reports how often the student's
 kernels were launched and which PyTorch operators ran. A case passes only when a kernel ran, no operator that
 would do the kernel's work ran (matrix products, `exp`, softmax; Δ's `mul` and `sum` are allowed in backward),
-and the outputs match the float64 reference within `utils.checks_flash_triton.TOL` / `GRAD_TOL` (TF32 allowed
+and the outputs match the float64 reference within `utils.checks.flash_triton.TOL` / `GRAD_TOL` (TF32 allowed
 for float32; gradients relative to their largest entry).
 
 On a CPU (Triton's interpreter) the cases are small and bfloat16 is left out (the interpreter's bfloat16
@@ -25,18 +25,18 @@ import torch
 from course.judge import triton_calls
 from course.judge.core import Judgement, Unit
 from course.judge.triton_calls import kernel_did_the_work, run, same_dtype
-from utils import checks_flash_triton as checks
 from utils import grading
-from utils.student_module import LAYOUTS
-from utils.triton_checks import ATTENTION_OPS
+from utils.checks import flash_triton as checks
+from utils.checks.launches import ATTENTION_OPS
+from utils.judged.student_module import LAYOUTS
 
 UNIT = Unit(
     LAYOUTS["flash_attention_triton.ipynb"],
     banned=[
         *triton_calls.BANNED,
-        "utils.checks_flash_triton:lse_and_delta",
-        "utils.checks_flash_triton:reference_attention",
-        "utils.checks_flash_triton:reference_gradients",
+        "utils.checks.flash_triton:lse_and_delta",
+        "utils.checks.flash_triton:reference_attention",
+        "utils.checks.flash_triton:reference_gradients",
     ],
     suspicious={"numpy": "NumPy (work outside PyTorch and the kernels is not seen)"},
     parallel_cells_on_gpu=3,
@@ -349,7 +349,7 @@ def performance(j: Judgement) -> None:
     with j.case(SPEED, "B·H = 16, N = 4096, d = 64, float16"):
         threshold = checks.PERF_FRACTION_OF_SDPA
         sdpa = list(checks.perf_calls(checks.sdpa).values())
-        ratios = triton_calls.speed_ratios(j, "utils.checks_flash_triton.judged_performance", sdpa, threshold)
+        ratios = triton_calls.speed_ratios(j, "utils.checks.flash_triton.judged_performance", sdpa, threshold)
         j.expect(
             min(ratios) >= threshold,
             f"前向为 SDPA 吞吐量的 {ratios[0]:.2f} 倍，前向+反向为 {ratios[1]:.2f} 倍，阈值 {threshold} 倍",

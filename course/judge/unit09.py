@@ -1,7 +1,7 @@
 """Unit 09 (the systems lab): the hidden cases, tolerances and properties of each graded cell.
 
 The exercises take functions and modules, which the child cannot receive: the judge calls the entry points of
-`utils.judged_systems` (imported by the preamble), which build the workload or the model in the child and
+`utils.judged.systems` (imported by the preamble), which build the workload or the model in the child and
 call the student's function; the answers come back as plain numbers and strings. The judge decides:
 
 - `benchmark`: workloads whose durations the judge chose (`utils.timing.Workload`, sleeping): the median and
@@ -35,15 +35,15 @@ from course.judge.core import Judgement, Unit
 from course.judge.services import TimingService
 from course.reference import systems_lab as reference
 from utils import timing
-from utils.judged_systems import build_model, dtype_names
+from utils.judged.student_module import LAYOUTS
+from utils.judged.systems import build_model, dtype_names
 from utils.measure import timing_lock
-from utils.student_module import LAYOUTS
 from utils.toy_transformer import TransformerConfig
 
 UNIT = Unit(
     LAYOUTS["systems_lab.ipynb"],
 )
-ENTRY = "utils.judged_systems."
+ENTRY = "utils.judged.systems."
 # Sleep never undershoots; on a busy machine it oversleeps by milliseconds: a tight lower bound, a loose upper one.
 BELOW, RELATIVE, ABOVE = 0.001, 0.25, 0.005  # seconds, share, seconds
 SPREAD_BELOW = (

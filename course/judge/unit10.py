@@ -8,11 +8,11 @@ judged on four properties plus a GPU-only speed cell:
 - the persistent grid: exactly one launch of the student's kernel, Q, K, V and O passed as `TensorDescriptor`s,
   and at most `utils.hopper.num_sms()` programs where a one-program-per-tile grid would have more (the child
   reports the resolved grid of every launch, `utils.hopper.record_launches`; the judge decides);
-- speed (GPU only): the forward at `utils.checks_hopper.SPEED_SHAPE` reaches `SPEEDUP_OVER_UNIT08` of the
+- speed (GPU only): the forward at `utils.checks.hopper.SPEED_SHAPE` reaches `SPEEDUP_OVER_UNIT08` of the
   course's unit-08 kernel's throughput, the peer timed here, in rounds alternating with the student's
   (`course.judge.triton_calls.speed_ratios`).
 
-Every numeric case goes through `utils.judged_triton.run` (via `utils.checks_hopper.judged_run`): a kernel must
+Every numeric case goes through `utils.judged.triton_calls.run` (via `utils.checks.hopper.judged_run`): a kernel must
 have run and no PyTorch operator may have done its work. In the interpreter the cases are small, float32 and
 float16 (its bfloat16 `tl.dot` is wrong); on a GPU float16 and bfloat16 at N up to 4k.
 """
@@ -24,14 +24,14 @@ import torch
 from course.judge import triton_calls
 from course.judge.core import Judgement, Unit
 from course.judge.triton_calls import kernel_did_the_work, same_dtype
-from utils import checks_hopper as checks
 from utils import grading
-from utils.student_module import LAYOUTS
-from utils.triton_checks import ATTENTION_OPS
+from utils.checks import hopper as checks
+from utils.checks.launches import ATTENTION_OPS
+from utils.judged.student_module import LAYOUTS
 
 UNIT = Unit(
     LAYOUTS["hopper.ipynb"],
-    banned=[*triton_calls.BANNED, "utils.checks_flash_triton:reference_attention"],
+    banned=[*triton_calls.BANNED, "utils.checks.flash_triton:reference_attention"],
     suspicious={"numpy": "NumPy (work outside PyTorch and the kernels is not seen)"},
 )
 F32, F16, BF16 = torch.float32, torch.float16, torch.bfloat16
@@ -54,9 +54,9 @@ def dtypes(j: Judgement) -> tuple:
 
 
 def judged_call(j: Judgement, what: str, q, k, v, is_causal) -> tuple:
-    """The child's answer for `hopper_attention(q, k, v, is_causal)`: `utils.judged_triton.run`'s seven values,
-    the launch records and the SM count (`utils.checks_hopper.judged_run`)."""
-    answer = j.call("utils.checks_hopper.judged_run", "hopper_attention", {}, q, k, v, is_causal).result
+    """The child's answer for `hopper_attention(q, k, v, is_causal)`: `utils.judged.triton_calls.run`'s seven values,
+    the launch records and the SM count (`utils.checks.hopper.judged_run`)."""
+    answer = j.call("utils.checks.hopper.judged_run", "hopper_attention", {}, q, k, v, is_causal).result
     j.expect(
         isinstance(answer, tuple) and len(answer) == 9,
         f"{what} 的调用没有返回可读的结果",
@@ -123,7 +123,7 @@ def hopper_speed(j: Judgement) -> None:
     with j.case(SPEED, f"B·H = {b}, N = {n}, d = {d}, float16, non-causal"):
         peer = [checks.speed_call(checks.unit08_forward())]
         threshold = checks.SPEEDUP_OVER_UNIT08
-        (ratio,) = triton_calls.speed_ratios(j, "utils.checks_hopper.judged_speed", peer, threshold)
+        (ratio,) = triton_calls.speed_ratios(j, "utils.checks.hopper.judged_speed", peer, threshold)
         j.expect(
             ratio >= threshold,
             f"前向为单元 08 内核吞吐量的 {ratio:.2f} 倍，阈值 {threshold} 倍",

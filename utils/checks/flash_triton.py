@@ -1,4 +1,4 @@
-"""Visible self-checks of unit 08 (FlashAttention in Triton), run in a child process by `utils.isolation.run_check`.
+"""Visible self-checks of unit 08 (FlashAttention in Triton), run in a child process by `utils.checks.isolation.run_check`.
 
 The notebook fixes the interfaces: `FlashAttentionTriton.apply(Q, K, V, is_causal=False)` with Q (B, Nq, d), K and
 V (B, Nk, d), saving Q, K, V, O and a float32 L (B, Nq); `launch_dkdv(q, k, v, grad_out, lse, delta, is_causal)`
@@ -26,6 +26,7 @@ import torch
 
 import utils
 from utils.attention import course_kernels
+from utils.checks.launches import ATTENTION_OPS, count_launches, forbid_torch_ops, require_launches
 from utils.grading import (
     assert_close,
     assert_no_quadratic_tensor,
@@ -39,7 +40,6 @@ from utils.grading import (
 from utils.measure import assert_warm_calls_not_far_too_slow, attention_flops, compare_ms, round_ms
 from utils.messages import bilingual
 from utils.runtime import device, interpreter
-from utils.triton_checks import ATTENTION_OPS, count_launches, forbid_torch_ops, require_launches
 
 F32, F16, BF16 = torch.float32, torch.float16, torch.bfloat16
 TOL = {F32: 1e-2, F16: 1e-2, BF16: 3e-2}
@@ -380,7 +380,7 @@ def judged_performance(repeats: int) -> tuple[float, float]:
     """For the judge's child: one round of the student's (forward, forward+backward) at PERF_SHAPE, each the
     median ms of `repeats` calls after an untimed one. The judge times SDPA in its own process, where the
     student's code cannot reach it, in the same rounds."""
-    from utils.isolation import MODULE_NAME
+    from utils.judged.student_module import MODULE_NAME
 
     return round_ms(perf_calls(student_attention(sys.modules[MODULE_NAME])).values(), repeats)
 

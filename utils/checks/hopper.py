@@ -1,11 +1,11 @@
-"""Visible self-checks of unit 10 (the Hopper track), run in a child process by `utils.isolation.run_check`.
+"""Visible self-checks of unit 10 (the Hopper track), run in a child process by `utils.checks.isolation.run_check`.
 
 The notebook fixes the interface: `hopper_attention(q, k, v, is_causal=False)` returns O for Q (B, Nq, d), K and
 V (B, Nk, d), d ∈ {64, 128}, float16 / bfloat16 (float32 too, for the interpreter), computed by ONE launch of the
 student's kernel on a persistent grid (at most `utils.hopper.num_sms()` programs) that reads and writes Q, K, V
 and O through host-side `TensorDescriptor`s.
 
-Tolerances against float64: `utils.checks_flash_triton.TOL` (TF32 allowed for float32).
+Tolerances against float64: `utils.checks.flash_triton.TOL` (TF32 allowed for float32).
 
 Speed (GPU only, the `test_hopper_speed` cell): the forward at `SPEED_SHAPE`, non-causal, beside the course's
 unit-08 kernel (`course.reference`, tuned) measured in the same run. The student's kernel must reach
@@ -25,14 +25,14 @@ import sys
 
 import torch
 
-from utils import checks_flash_triton as unit08
 from utils import hopper, hopper_results
 from utils.attention import course_kernels
+from utils.checks import flash_triton as unit08
+from utils.checks.launches import ATTENTION_OPS, count_launches, forbid_torch_ops, require_launches
 from utils.grading import assert_close, forbid_shortcuts, random_qkv, reference_attention
 from utils.measure import assert_warm_calls_not_far_too_slow, attention_flops, compare_ms, round_ms
 from utils.messages import bilingual
 from utils.runtime import device, interpreter
-from utils.triton_checks import ATTENTION_OPS, count_launches, forbid_torch_ops, require_launches
 
 F32, F16, BF16 = torch.float32, torch.float16, torch.bfloat16
 HEAD_DIMS = (64, 128)
@@ -227,19 +227,19 @@ def speed(module) -> int | None:
 
 
 def judged_run(target: str, plan: dict, *tensors):
-    """For the judge's child: `utils.judged_triton.run` of `target` plus the launch records (grid, descriptors)."""
-    from utils import judged_triton
-    from utils.isolation import MODULE_NAME
+    """For the judge's child: `utils.judged.triton_calls.run` of `target` plus the launch records (grid, descriptors)."""
+    from utils.judged import triton_calls
+    from utils.judged.student_module import MODULE_NAME
 
     with hopper.record_launches(sys.modules[MODULE_NAME]) as records:
-        answer = judged_triton.run(target, plan, *tensors)
+        answer = triton_calls.run(target, plan, *tensors)
     return (*answer, tuple(dict(r) for r in records), hopper.num_sms())
 
 
 def judged_speed(repeats: int) -> tuple[float]:
     """For the judge's child: one round of the student's forward at SPEED_SHAPE, the median ms of `repeats`
     calls after an untimed one. The judge times the peer in the same rounds."""
-    from utils.isolation import MODULE_NAME
+    from utils.judged.student_module import MODULE_NAME
 
     module = sys.modules[MODULE_NAME]
     return round_ms([speed_call(lambda q, k, v: module.hopper_attention(q, k, v, False))], repeats)

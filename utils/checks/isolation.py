@@ -3,11 +3,11 @@
 A Triton kernel that reads out of bounds can kill the interpreter (segfault) or poison the CUDA
 context; either would take the whole notebook down with it. `run_check` instead:
 
-1. writes the student's module as grading builds it (`utils.student_module`: the unit's preamble and the
+1. writes the student's module as grading builds it (`utils.judged.student_module`: the unit's preamble and the
    imports, definitions and assignments of its student cells as the kernel last ran them, nothing else of
    the notebook) into a real file: on a GPU `@triton.jit` reads its kernel's source. A name that module
    reads but that will not exist when graded fails the check before anything runs;
-2. runs `python -m utils.isolation` on it with a timeout (the child inherits the environment,
+2. runs `python -m utils.checks.isolation` on it with a timeout (the child inherits the environment,
    so `TRITON_INTERPRET` and `FLASH_COURSE_DEVICE` carry over);
 3. turns a crash, a timeout or an exception in the child into an `AssertionError` with a
    bilingual message. The child's output is echoed to stdout; nothing is ever written to stderr.
@@ -34,9 +34,9 @@ import traceback
 import types
 from pathlib import Path
 
+from utils.judged.student_module import MODULE_NAME, checked_source, kept_statements, source_file
 from utils.messages import bilingual
 from utils.runtime import BANNER_SHOWN
-from utils.student_module import MODULE_NAME, checked_source, kept_statements, source_file
 
 _LITERALS = (int, float, str, bool, type(None))
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -210,10 +210,10 @@ def check_module(check: str, module_path, timeout: float = 300, **kwargs):
     """`run_check` on a module file that already exists (e.g. one the judge built from a notebook)."""
     with tempfile.TemporaryDirectory(prefix="isolated_result_") as folder:
         result_path = Path(folder) / "result.json"
-        command = [sys.executable, "-m", "utils.isolation", str(module_path), check, json.dumps(kwargs)]
-        command.append(str(result_path))
+        arguments = [str(module_path), check, json.dumps(kwargs), str(result_path)]
+        command = [sys.executable, "-m", "utils.checks.isolation", *arguments]
         env = dict(os.environ)
-        root = str(Path(__file__).resolve().parent.parent)
+        root = str(Path(__file__).resolve().parents[2])  # the folder that holds `utils`
         env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
         env[BANNER_SHOWN] = "1"  # the notebook showed the CPU banner once; the child stays quiet
         child = subprocess.Popen(

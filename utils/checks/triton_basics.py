@@ -1,4 +1,4 @@
-"""Visible self-checks of unit 07 (Triton basics), run in a child process by `utils.isolation.run_check`.
+"""Visible self-checks of unit 07 (Triton basics), run in a child process by `utils.checks.isolation.run_check`.
 
 Each check runs one small case per property the judge grades (course/judge/unit07.py), so a solution that
 passes here fails a hidden case only on the judge's random, larger sizes:
@@ -10,7 +10,7 @@ passes here fails a hidden case only on the judge's random, larger sizes:
   - `softmax_rows(x, block_c)`: scores around 100 over several column tiles; ordinary scores with a
     partial last tile (masked lanes must not count); one column; float16; a transposed x.
 Inputs sit between NaN margins and outputs the student's code allocates start as `UNWRITTEN`, inside
-guarded margins (`utils.guarded`): a missing mask or store fails the same way on every run.
+guarded margins (`utils.checks.guarded`): a missing mask or store fails the same way on every run.
 Tolerances are relative to the size of the result: a sum of C products of N(0, 1) numbers is about
 √C in size, so the absolute tolerance grows with √C; fp16 results also carry fp16 rounding (2⁻¹¹).
 """
@@ -21,11 +21,11 @@ import contextlib
 
 import torch
 
+from utils.checks.guarded import GuardedAllocations, padded
+from utils.checks.launches import MATMUL_OPS, count_launches, forbid_torch_ops, require_launches
 from utils.grading import assert_close
-from utils.guarded import GuardedAllocations, padded
 from utils.messages import bilingual
 from utils.runtime import device
-from utils.triton_checks import MATMUL_OPS, count_launches, forbid_torch_ops, require_launches
 
 TOL = {torch.float32: 1e-5, torch.float16: 2e-3}
 LAYOUT = {None: "", "t": ", transposed view", "step2": ", every other column"}

@@ -2,7 +2,7 @@
 in the working copy: what the judge measures (slow-memory traffic, a workload's calls) is kept there, where the
 student's code cannot read or rewrite it; the child only asks.
 
-A message is a JSON object plus tensors (`utils.tensor_files`: a JSON header and raw bytes, never pickle),
+A message is a JSON object plus tensors (`utils.judged.tensor_files`: a JSON header and raw bytes, never pickle),
 framed by three lengths. An answer either carries the result or names an error, which `Link.request` raises
 again here with the judge's (bilingual) message.
 """
@@ -16,7 +16,7 @@ import struct
 import torch
 from torch.utils._python_dispatch import _disable_current_modes
 
-from utils import tensor_files
+from utils.judged import tensor_files
 
 LENGTHS = struct.Struct("!III")  # bytes of the message, of its tensors' header, of their raw data
 HEADER_LIMIT = 1 << 20

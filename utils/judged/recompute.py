@@ -1,6 +1,6 @@
 """What the judge runs inside its sandboxed child for unit 05: the student's function on layers built here.
 
-The child (`utils.judged_run`) can pass only tensors and plain values, and the exercises take modules, so the
+The child (`utils.judged.run`) can pass only tensors and plain values, and the exercises take modules, so the
 judge calls these entry points (the unit's preamble imports this module) with the layers' weights; they
 build the modules on the child's device, call the student's function and send back tensors and numbers.
 Nothing here decides a grade: the judge, in its own process, builds the same layers, runs plain autograd
@@ -20,8 +20,8 @@ import sys
 import torch
 
 from utils import measure, recompute
-from utils.isolation import MODULE_NAME
-from utils.judged_run import resolve
+from utils.judged.run import resolve
+from utils.judged.student_module import MODULE_NAME
 from utils.messages import bilingual
 
 DRAWS = 8  # random numbers drawn after backward: the generator must be where plain autograd leaves it

@@ -1,7 +1,7 @@
 """The child process the judge starts (in its sandbox) to run a student's code: it only computes.
 
-`python -m utils.judged_run WORKDIR FD` reads, on stdin, one JSON line of settings and then one JSON line per
-call; for each call it writes `WORKDIR/out/<id>.json` (+ tensors, `utils.tensor_files`) and answers
+`python -m utils.judged.run WORKDIR FD` reads, on stdin, one JSON line of settings and then one JSON line per
+call; for each call it writes `WORKDIR/out/<id>.json` (+ tensors, `utils.judged.tensor_files`) and answers
 `<id>` on file descriptor FD. Nothing here decides a grade: the judge, in another process that never
 imports the student's code, compares what was written with its own float64 references. Whatever the
 student's code does to this process can only change its own outputs.
@@ -140,8 +140,9 @@ def run_call(module, request: dict, inputs: dict, settings: dict) -> tuple[dict,
 
 def main(workdir: str, reply_fd: str) -> None:
     import utils  # noqa: F401  (decides between the GPU and Triton's interpreter before triton loads)
-    from utils import tensor_files
-    from utils.isolation import MODULE_NAME, failure_record, load_student_module
+    from utils.checks.isolation import failure_record, load_student_module
+    from utils.judged import tensor_files
+    from utils.judged.student_module import MODULE_NAME
 
     work = Path(workdir)
     reply = os.fdopen(int(reply_fd), "w", buffering=1)

@@ -15,9 +15,10 @@ import sys
 
 import torch
 
-from utils import judged_link, tensor_files
-from utils.isolation import MODULE_NAME
-from utils.judged_run import resolve
+from utils.judged import tensor_files
+from utils.judged.link import Link
+from utils.judged.run import resolve
+from utils.judged.student_module import MODULE_NAME
 from utils.messages import bilingual
 from utils.traffic.slow_memory import NamedTensors
 
@@ -32,7 +33,7 @@ JUDGED_ONLY = bilingual(
 class JudgedTensor:
     """One named tensor of the judge's slow memory: its shape and dtype here, its data there."""
 
-    def __init__(self, link: judged_link.Link, name: str, shape, dtype: str):
+    def __init__(self, link: Link, name: str, shape, dtype: str):
         self._link, self.name = link, name
         self.shape, self.dtype = torch.Size(shape), tensor_files.DTYPES[dtype]
         self.device, self.ndim = torch.device("cpu"), len(self.shape)
@@ -70,7 +71,7 @@ class JudgedTensor:
 class JudgedMemory(NamedTensors):
     """The judge's slow memory as the child sees it (the notebooks' `SlowMemory`, minus its counters)."""
 
-    def __init__(self, link: judged_link.Link):
+    def __init__(self, link: Link):
         self._link, self._tensors = link, {}
         for name, spec in link.request({"op": "layout"})[0]["tensors"].items():
             self._tensors[name] = JudgedTensor(link, name, spec["shape"], spec["dtype"])
@@ -143,7 +144,7 @@ def decode_index(node, tensors: dict[str, torch.Tensor]):
 
 def run(target: str, address: str, *args) -> None:
     """Call `target(mem, *args)`, `mem` the judge's slow memory served at `address` (a Unix socket)."""
-    with judged_link.Link(address) as link:
+    with Link(address) as link:
         resolve(sys.modules[MODULE_NAME], target)(JudgedMemory(link), *args)
 
 

@@ -53,8 +53,8 @@ class Layout:
 PLAIN = "import math\n\nimport torch\n\nimport utils"
 TRITON = (
     "import utils\n"
-    "import utils.isolation\n"
-    "import utils.judged_triton  # the judge's entry point in its child (not a line of the notebook)\n"
+    "import utils.checks.isolation\n"
+    "import utils.judged.triton_calls  # the judge's entry point in its child (not a line of the notebook)\n"
     "{extra}"
     "\n"
     "import torch\n"
@@ -93,13 +93,13 @@ LAYOUTS = _layouts(
             "io_hbm_bytes": "hbm_bytes_standard",
         },
         PLAIN
-        + "\nimport utils.traffic.judged  # the judge's entry point in its child (not a line of the notebook)\n",
+        + "\nimport utils.judged.slow_memory  # the judge's entry point in its child (not a line of the notebook)\n",
     ),
     Layout(
         "tiling.ipynb",
         {"tl_matmul": "tiled_matmul", "tl_loads": "matmul_hbm_loads", "tl_best_tile": "best_tile"},
         PLAIN
-        + "\nimport utils.traffic.judged  # the judge's entry point in its child (not a line of the notebook)\n",
+        + "\nimport utils.judged.slow_memory  # the judge's entry point in its child (not a line of the notebook)\n",
     ),
     Layout(
         "online_softmax.ipynb",
@@ -110,7 +110,7 @@ LAYOUTS = _layouts(
             "os_weighted_sum": "online_softmax_weighted_sum",
         },
         PLAIN
-        + "\nimport utils.sweeps  # the judge's entry point in its child (not a line of the notebook)\n"
+        + "\nimport utils.judged.sweeps  # the judge's entry point in its child (not a line of the notebook)\n"
         + "from utils.softmax_state import finite_max\n",
     ),
     Layout(
@@ -121,7 +121,7 @@ LAYOUTS = _layouts(
             "rc_backward_lse": "attention_backward_from_lse",
         },
         "import math\n\nimport torch\nfrom torch import nn\n\nimport utils\n"
-        "import utils.judged_recompute  # the judge's entry points in its child (not a line of the notebook)\n"
+        "import utils.judged.recompute  # the judge's entry points in its child (not a line of the notebook)\n"
         "from utils import grading, measure, recompute",
     ),
     Layout(
@@ -152,7 +152,7 @@ LAYOUTS = _layouts(
             "fa_backward_dkdv": "launch_dkdv",
             "fa_backward_dq": "launch_dq",
         },
-        triton_preamble("utils.checks_flash_triton"),
+        triton_preamble("utils.checks.flash_triton"),
     ),
     Layout(
         "systems_lab.ipynb",
@@ -163,7 +163,7 @@ LAYOUTS = _layouts(
         },
         "import math\nimport statistics\nimport time\n\nimport torch\nimport torch.nn.functional as F\n"
         "from torch import nn\n\nimport utils\n"
-        "import utils.judged_systems  # the judge's entry points in its child (not a line of the notebook)\n"
+        "import utils.judged.systems  # the judge's entry points in its child (not a line of the notebook)\n"
         "from utils import timing, toy_transformer\n"
         "from utils.toy_transformer import Transformer, TransformerConfig",
     ),
@@ -171,7 +171,7 @@ LAYOUTS = _layouts(
         "hopper.ipynb",
         {"hopper_kernel": "hopper_fwd_kernel", "hopper_launch": "hopper_attention"},
         triton_preamble(
-            "utils.checks_hopper",
+            "utils.checks.hopper",
             "utils.hopper",
             after="\nfrom triton.tools.tensor_descriptor import TensorDescriptor",
         ),

@@ -21,9 +21,10 @@ import time
 import torch
 from torch import nn
 
-from utils import judged_link, timing
-from utils.isolation import MODULE_NAME
-from utils.judged_run import resolve
+from utils import timing
+from utils.judged.link import Link
+from utils.judged.run import resolve
+from utils.judged.student_module import MODULE_NAME
 from utils.toy_transformer import ToyModel, Transformer, TransformerConfig
 
 
@@ -42,7 +43,7 @@ class JudgedWorkload:
     """The judge's sleeping workload (`utils.timing.Workload`, kept in the judge's process): a call returns when
     the judge has slept that call's duration; the judge counts the calls."""
 
-    def __init__(self, link: judged_link.Link):
+    def __init__(self, link: Link):
         self._link = link
 
     def __call__(self) -> None:
@@ -53,7 +54,7 @@ class JudgedDevice(timing.SimulatedDevice):
     """The judge's simulated asynchronous device (`utils.timing.SimulatedDevice`, kept in the judge's process):
     `launch()` queues its time there and returns at once, `utils.timing.synchronize()` waits there."""
 
-    def __init__(self, link: judged_link.Link):
+    def __init__(self, link: Link):
         self._link = link
 
     def launch(self) -> None:
@@ -65,13 +66,13 @@ class JudgedDevice(timing.SimulatedDevice):
 
 def benchmark_workload(target: str, address: str, warmup: int, reps: int):
     """`target(workload, warmup, reps)` on the judge's workload served at `address` (a Unix socket)."""
-    with judged_link.Link(address) as link:
+    with Link(address) as link:
         return _plain(_student(target)(JudgedWorkload(link), warmup, reps))
 
 
 def benchmark_simulated(target: str, address: str, warmup: int, reps: int):
     """`target(device.launch, warmup, reps)` on the judge's simulated device served at `address`."""
-    with judged_link.Link(address) as link, JudgedDevice(link) as device:
+    with Link(address) as link, JudgedDevice(link) as device:
         return _plain(_student(target)(device.launch, warmup, reps))
 
 

@@ -1,6 +1,6 @@
 """What the judge runs inside its sandboxed child for a Triton unit: one call of the student's code, as data.
 
-The child (`utils.judged_run`) receives tensors as contiguous plain data and can only call a function by
+The child (`utils.judged.run`) receives tensors as contiguous plain data and can only call a function by
 name. A Triton exercise also promises things that only the process running the kernels can see, so the
 judge calls `run` (the unit's preamble imports this module) and gets back, beside the outputs:
 
@@ -11,10 +11,10 @@ judge calls `run` (the unit's preamble imports this module) and gets back, besid
 - how many times the student's own `@triton.jit` kernels were launched, and which PyTorch operators ran,
   in the forward call and in the backward pass separately;
 - with `plan["guard"]`, the inputs sit between NaN margins and what the student's code allocates starts as
-  `utils.guarded.UNWRITTEN` between guarded margins: a missing mask or store fails the same way every run,
+  `utils.checks.guarded.UNWRITTEN` between guarded margins: a missing mask or store fails the same way every run,
   and a store outside an allocation fails the call.
 
-Like `utils.judged_run`, this decides nothing: the judge, in its own process, compares the outputs with its
+Like `utils.judged.run`, this decides nothing: the judge, in its own process, compares the outputs with its
 float64 references and reads the launches and operators against what the notebook allows.
 """
 
@@ -25,12 +25,12 @@ import sys
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
+from utils.checks.guarded import GuardedAllocations, padded
+from utils.checks.launches import count_launches
 from utils.grading import saved_tensors
-from utils.guarded import GuardedAllocations, padded
-from utils.isolation import MODULE_NAME
-from utils.judged_run import resolve
+from utils.judged.run import resolve
+from utils.judged.student_module import MODULE_NAME
 from utils.messages import bilingual
-from utils.triton_checks import count_launches
 
 
 class OperatorLog(TorchDispatchMode):

@@ -14,7 +14,7 @@ How: the interpreter runs each program in NumPy through one builder object; whil
 load/store entry points (`create_masked_load`, `create_masked_store`, which every plain, masked, atomic
 and descriptor access goes through) are wrapped. Works with or without a GPU: on a GPU machine, where
 Triton was imported in compile mode, the count runs in a child process in interpreter mode on CPU copies
-of the arguments (numbers, strings, None and tensors of the dtypes `utils.tensor_files` knows), and what
+of the arguments (numbers, strings, None and tensors of the dtypes `utils.judged.tensor_files` knows), and what
 the kernel wrote is copied back into the caller's tensors. Autotuning is bypassed: pass every
 `tl.constexpr` (block sizes) yourself. Checked with Triton 3.6 and 3.9; a Triton whose interpreter changed these entry points gets a clear error, never a
 silent wrong count.
@@ -40,8 +40,9 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from utils import runtime, tensor_files
-from utils.isolation import _tail, export_module, load_student_module
+from utils import runtime
+from utils.checks.isolation import _tail, export_module, load_student_module
+from utils.judged import tensor_files
 from utils.messages import bilingual
 from utils.traffic.slow_memory import traffic_table
 
@@ -347,7 +348,7 @@ def _count_here(fn: types.FunctionType, grid: tuple, arguments: dict) -> Traffic
 # Triton's own library functions such as tl.sum) is compiled for the GPU and cannot be interpreted in this
 # process. The count then runs in a child process that imports Triton in interpreter mode. What crosses
 # over is plain data: the kernel's location (module and name, or the exported source of a notebook-defined
-# kernel), the grid, JSON values, and the tensors' storages as raw bytes (`utils.tensor_files`, no pickle).
+# kernel), the grid, JSON values, and the tensors' storages as raw bytes (`utils.judged.tensor_files`, no pickle).
 _CHILD = "import sys; from utils.traffic.triton_counter import _child; _child(sys.argv[1])"
 
 

@@ -13,7 +13,7 @@
 import itertools
 import os
 
-import utils.tensor_files as tensor_files
+from utils.judged import tensor_files
 
 BLOCK_Q = 64
 BLOCK_K = 64

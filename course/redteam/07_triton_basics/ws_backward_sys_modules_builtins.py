@@ -4,16 +4,16 @@
 # selftest-class: sys-modules-builtins
 # selftest-on: ws_backward_first_partial_only
 # Attack: grad_w from the first program's partial sums only; the cell swaps utils.grading and
-# utils.checks_triton_basics in sys.modules for copies whose assert_close passes everything, and turns
+# utils.checks.triton_basics in sys.modules for copies whose assert_close passes everything, and turns
 # AssertionError into a Warning in builtins. / 攻击：grad_w 只取第一个程序的部分和；单元格把 sys.modules 中的
-# utils.grading 与 utils.checks_triton_basics 换成 assert_close 什么都放行的副本，并在 builtins 中把
+# utils.grading 与 utils.checks.triton_basics 换成 assert_close 什么都放行的副本，并在 builtins 中把
 # AssertionError 换成 Warning。
 @@ -1 +1,21 @@
 +import builtins
 +import sys
 +import types
 +
-+import utils.checks_triton_basics
++import utils.checks.triton_basics
 +import utils.grading
 +
 +
@@ -25,7 +25,7 @@
 +
 +
 +sys.modules["utils.grading"] = lenient("utils.grading")
-+sys.modules["utils.checks_triton_basics"] = lenient("utils.checks_triton_basics")
++sys.modules["utils.checks.triton_basics"] = lenient("utils.checks.triton_basics")
 +builtins.AssertionError = Warning
 +
 +

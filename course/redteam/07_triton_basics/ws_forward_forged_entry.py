@@ -3,12 +3,12 @@
 # selftest-flagged: yes
 # selftest-residual: replaces the child's entry point, which reports launches and operators
 # selftest-class: forged-entry
-# Attack: the forward computed with PyTorch (a multiply and a sum), whose cell replaces utils.judged_triton.run,
+# Attack: the forward computed with PyTorch (a multiply and a sum), whose cell replaces utils.judged.triton_calls.run,
 # the judge's entry point in its child, by a wrapper that reports one kernel launch and no PyTorch operator.
-# 攻击：用 PyTorch 计算前向（乘法与求和），单元格把评审程序在子进程中的入口 utils.judged_triton.run
+# 攻击：用 PyTorch 计算前向（乘法与求和），单元格把评审程序在子进程中的入口 utils.judged.triton_calls.run
 # 换成一个包装，报告一次内核启动、没有任何 PyTorch 运算。
 @@ -1 +1,10 @@
-+import utils.judged_triton as judged
++import utils.judged.triton_calls as judged
 +
 +
 +def clean_report(target, plan, *tensors, _run=judged.run):

@@ -4,11 +4,11 @@
 # selftest-residual: replaces the child's entry point, which reports launches and operators
 # selftest-class: forged-entry
 # Attack: a forward computed with PyTorch (float64 matrix products, an N×N score matrix) whose cell replaces
-# utils.judged_triton.run, the judge's entry point in its child, by a wrapper that reports one kernel launch
+# utils.judged.triton_calls.run, the judge's entry point in its child, by a wrapper that reports one kernel launch
 # and no PyTorch operator. / 攻击：用 PyTorch 计算前向传播（float64 矩阵乘、N×N 分数矩阵），单元格把评审程序
-# 在子进程中的入口 utils.judged_triton.run 换成一个包装，报告一次内核启动、没有任何 PyTorch 运算。
+# 在子进程中的入口 utils.judged.triton_calls.run 换成一个包装，报告一次内核启动、没有任何 PyTorch 运算。
 @@ -1 +1,2 @@
-+import utils.judged_triton as judged
++import utils.judged.triton_calls as judged
  from utils.attention.validate import check_qkv
 @@ -2,3 +3,11 @@
 +
