@@ -1,5 +1,4 @@
 # selftest-replaces: standard_attention
-# selftest-whole: another design, not the reference with a change
 # Variant: einsum for both products, torch.where for the mask, softmax written out with the row maximum.
 # 变体：两个乘积都用 einsum，用 torch.where 做掩码，softmax 手写（减去行最大值）。
 def standard_attention(Q, K, V, is_causal=False):

@@ -1,5 +1,4 @@
 # selftest-replaces: standard_attention
-# selftest-whole: another design, not the reference with a change
 # Variant: flattens the batch dimensions, uses bmm and baddbmm-free scaling, then restores the shapes.
 # 变体：把批维度展平，用 bmm 计算，最后恢复形状。
 def standard_attention(Q, K, V, is_causal=False):

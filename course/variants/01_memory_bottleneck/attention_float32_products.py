@@ -1,5 +1,4 @@
 # selftest-replaces: standard_attention
-# selftest-whole: another design, not the reference with a change
 # Variant: computes both products in float32 and rounds S, P and O to the input dtype at the end.
 # 变体：两个乘积都用 float32 计算，最后把 S、P、O 舍入到输入的 dtype。
 def standard_attention(Q, K, V, is_causal=False):

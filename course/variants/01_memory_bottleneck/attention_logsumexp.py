@@ -1,5 +1,4 @@
 # selftest-replaces: standard_attention
-# selftest-whole: another design, not the reference with a change
 # Variant: P = exp(S - logsumexp(S)) per row; the mask comes from a row/column comparison helper.
 # 变体：按行 P = exp(S - logsumexp(S))；掩码由一个比较行列下标的小函数给出。
 def later_keys(n_q, n_k, device):

@@ -1,5 +1,4 @@
 # selftest-replaces: standard_attention
-# selftest-whole: another design, not the reference with a change
 # Variant: scales Q before the product, builds the causal mask with triu, softmax through dtype=.
 # 变体：先把 Q 乘以缩放因子再做乘积，用 triu 构造因果掩码，softmax 用 dtype= 参数。
 def standard_attention(Q, K, V, is_causal=False):

@@ -1,5 +1,4 @@
 # selftest-replaces: max_sequence
-# selftest-whole: another design, not the reference with a change
 # Variant: galloping search for an upper bound, then bisect.bisect_right over range() with a key.
 # 变体：先倍增找上界，再用 bisect.bisect_right 在 range() 上带 key 二分。
 import bisect

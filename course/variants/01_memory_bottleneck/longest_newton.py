@@ -1,5 +1,4 @@
 # selftest-replaces: max_sequence
-# selftest-whole: another design, not the reference with a change
 # Variant: Newton's method on the model as a function of a real N, then integer correction.
 # 变体：把模型看作实数 N 的函数用牛顿法求根，再做整数修正。
 def max_sequence_length(memory_bytes, batch, heads, d, dtype, training, device="cuda"):

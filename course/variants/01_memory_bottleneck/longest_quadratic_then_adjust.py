@@ -1,5 +1,4 @@
 # selftest-replaces: max_sequence
-# selftest-whole: another design, not the reference with a change
 # Variant: fits total(N) = a·N² + b·N from two evaluations, solves the quadratic, then steps to the exact answer.
 # 变体：用两次求值拟合 total(N) = a·N² + b·N，解二次方程，再逐步修正到准确答案。
 def max_sequence_length(memory_bytes, batch, heads, d, dtype, training, device="cuda"):

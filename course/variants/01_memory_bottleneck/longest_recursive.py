@@ -1,5 +1,4 @@
 # selftest-replaces: max_sequence
-# selftest-whole: another design, not the reference with a change
 # Variant: a recursive bisection between a known fit and a known miss.
 # 变体：在一个已知放得下、一个已知放不下的 N 之间递归二分。
 def max_sequence_length(memory_bytes, batch, heads, d, dtype, training, device="cuda"):

@@ -1,5 +1,4 @@
 # selftest-replaces: max_sequence
-# selftest-whole: another design, not the reference with a change
 # Variant: an upper bound from the smallest possible bytes per score element, then a plain bisection loop.
 # 变体：由每个分数元素最少的字节数得到上界，再做普通的二分循环。
 def max_sequence_length(memory_bytes, batch, heads, d, dtype, training, device="cuda"):

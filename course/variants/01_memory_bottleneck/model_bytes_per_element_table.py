@@ -1,5 +1,4 @@
 # selftest-replaces: memory_model
-# selftest-whole: another design, not the reference with a change
 # Variant: a table of bytes per score element and N×d tensors alive at the peak, looked up by case.
 # 变体：按情形查表：峰值时每个分数元素的字节数，以及存活的 N×d 张量个数。
 PEAK = {  # (training, half precision, cuda) -> (bytes per score element, N×d tensors in the input dtype)

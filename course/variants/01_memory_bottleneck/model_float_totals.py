@@ -1,5 +1,4 @@
 # selftest-replaces: memory_model
-# selftest-whole: another design, not the reference with a change
 # Variant: returns floats, in MiB-free bytes, with a zero entry for the gradients that do not exist yet at the peak.
 # 变体：返回浮点数（字节），并为峰值时还不存在的梯度列一个 0 项。
 def attention_memory_bytes(batch, heads, n, d, dtype, training, device="cuda"):

@@ -1,5 +1,4 @@
 # selftest-replaces: memory_model
-# selftest-whole: another design, not the reference with a change
 # Variant: describes the tensors as (name, elements, dtype) records and converts them to bytes at the end.
 # 变体：先把张量描述成 (名字, 元素个数, dtype) 记录，最后换算成字节。
 from collections import namedtuple

@@ -1,5 +1,4 @@
 # selftest-replaces: memory_model
-# selftest-whole: another design, not the reference with a change
 # Variant: one entry per tensor, element sizes from torch.finfo, the device compared as a torch.device.
 # 变体：每个张量一项，元素大小来自 torch.finfo，设备用 torch.device 比较。
 def attention_memory_bytes(batch, heads, n, d, dtype, training, device="cuda"):

@@ -1,5 +1,4 @@
 # selftest-replaces: memory_model
-# selftest-whole: another design, not the reference with a change
 # Variant: replays the step as a timeline of allocations and releases and reports the tensors alive at its maximum.
 # 变体：把整个步骤重放成一条分配与释放的时间线，报告最大值时刻存活的张量。
 def attention_memory_bytes(batch, heads, n, d, dtype, training, device="cuda"):

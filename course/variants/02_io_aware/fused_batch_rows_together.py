@@ -1,5 +1,4 @@
 # selftest-replaces: fused_softmax
-# selftest-whole: another design, not the reference with a change
 # Variant: 16 rows of every batch element together (at most 64 rows for up to 4 batch elements), float64 compute. / 变体：所有批元素的 16 行一起处理，用 float64 计算。
 ROWS = 16
 

@@ -1,5 +1,4 @@
 # selftest-replaces: fused_softmax
-# selftest-whole: another design, not the reference with a change
 # Variant: causal blocks read only the keys some row of the block can see (columns < r1): fewer reads than the bound. / 变体：因果时每块只读块内某行看得见的键（列 < r1），读得比上界还少。
 BLOCK_ROWS = 32
 

@@ -1,5 +1,4 @@
 # selftest-replaces: fused_softmax
-# selftest-whole: another design, not the reference with a change
 # Variant: one row at a time (the smallest fast memory), logsumexp form. / 变体：一次一行，用 logsumexp 形式。
 def fused_scale_mask_softmax(mem, scale, is_causal):
     batch, n_q, n_k = mem["S"].shape

@@ -1,5 +1,4 @@
 # selftest-replaces: fused_softmax
-# selftest-whole: another design, not the reference with a change
 # Variant: 64-row blocks and a hand-written softmax (max, exp, sum, divide). / 变体：64 行的块，自己写 softmax。
 BLOCK_ROWS = 64
 

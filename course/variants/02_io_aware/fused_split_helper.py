@@ -1,5 +1,4 @@
 # selftest-replaces: fused_softmax
-# selftest-whole: another design, not the reference with a change
 # Variant: a helper for one block, 48-row blocks, mask built once per block with triu. / 变体：每块一个辅助函数，48 行的块，用 triu 构造掩码。
 BLOCK_ROWS = 48
 

@@ -1,5 +1,4 @@
 # selftest-replaces: io_hbm_bytes
-# selftest-whole: another design, not the reference with a change
 # Variant: integer bit tricks for the power of two and the ceiling; a shared helper for K/V re-reads. / 变体：用位运算求 2 的幂和上取整。
 def _kv_bytes(n, d, e, block):
     return 2 * e * n * d * ((n + block - 1) // block)

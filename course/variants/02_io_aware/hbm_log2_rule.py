@@ -1,5 +1,4 @@
 # selftest-replaces: io_hbm_bytes
-# selftest-whole: another design, not the reference with a change
 # Variant: the tile from floor(log2(...)) and the tail through math.ceil of a fraction. / 变体：用 floor(log2(...)) 求块大小。
 def hbm_bytes_standard(n, d, dtype, block_q=64):
     e = torch.tensor([], dtype=dtype).element_size()

@@ -1,5 +1,4 @@
 # selftest-replaces: io_hbm_bytes
-# selftest-whole: another design, not the reference with a change
 # Variant: walks the query tiles as the kernels do and adds up what each program reads and writes. / 变体：像内核那样逐个查询块累加每个程序读写的字节。
 def _programs(n, block):
     for start in range(0, n, block):

@@ -1,5 +1,4 @@
 # selftest-replaces: io_hbm_bytes
-# selftest-whole: another design, not the reference with a change
 # Variant: a per-tensor breakdown (elements read and written per tensor) summed at the end. / 变体：按张量列出读写的元素数，最后求和。
 def standard_breakdown(n, d, block_q):
     tiles = -(-n // block_q)

@@ -1,5 +1,4 @@
 # selftest-replaces: io_hbm_bytes
-# selftest-whole: another design, not the reference with a change
 # Variant: reads and writes counted separately, per kernel, then added. / 变体：按内核分别数读和写，再相加。
 def hbm_bytes_standard(n, d, dtype, block_q=64):
     e, tiles = dtype.itemsize, math.ceil(n / block_q)

@@ -1,5 +1,4 @@
 # selftest-replaces: ai_intensity
-# selftest-whole: another design, not the reference with a change
 # Variant: exact fractions, converted to float at the end; shapes unpacked by name. / 变体：用精确分数计算，最后转成 float。
 from fractions import Fraction
 

@@ -1,5 +1,4 @@
 # selftest-replaces: ai_intensity
-# selftest-whole: another design, not the reference with a change
 # Variant: fused attention's FLOPs as the sum of the three steps' FLOPs; counts kept as FLOPs and elements. / 变体：融合注意力的 FLOP 取三步之和；先数 FLOP 和元素数。
 def _flops(op, shapes):
     if op == "matmul":

@@ -1,5 +1,4 @@
 # selftest-replaces: ai_intensity
-# selftest-whole: another design, not the reference with a change
 # Variant: a match statement returning (FLOPs, bytes), element size from an empty tensor. / 变体：用 match 语句返回（FLOP, 字节），元素字节数来自一个空张量。
 def flops_and_bytes(op, shapes, dtype):
     e = torch.empty((), dtype=dtype).element_size()

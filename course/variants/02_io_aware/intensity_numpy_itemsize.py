@@ -1,5 +1,4 @@
 # selftest-replaces: ai_intensity
-# selftest-whole: another design, not the reference with a change
 # Variant: lists of operand sizes summed with NumPy; the element size from torch's itemsize. / 变体：把各操作数的大小列成表用 NumPy 求和。
 import numpy as np
 

@@ -1,5 +1,4 @@
 # selftest-replaces: ai_intensity
-# selftest-whole: another design, not the reference with a change
 # Variant: a table of (FLOPs, elements) functions per op; element size from torch.finfo. / 变体：按操作查表（FLOP 与元素数的函数），元素字节数来自 torch.finfo。
 COSTS = {
     "matmul": lambda m, k, n: (2 * m * k * n, m * k + k * n + m * n),

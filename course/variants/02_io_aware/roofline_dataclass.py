@@ -1,5 +1,4 @@
 # selftest-replaces: ai_roofline
-# selftest-whole: another design, not the reference with a change
 # Variant: a small dataclass for the machine, the function returns a tuple built from it. / 变体：用一个小数据类表示机器。
 from dataclasses import dataclass
 

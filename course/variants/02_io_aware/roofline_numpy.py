@@ -1,5 +1,4 @@
 # selftest-replaces: ai_roofline
-# selftest-whole: another design, not the reference with a change
 # Variant: NumPy's minimum over the two roofs, converted to a Python float. / 变体：用 NumPy 在两条屋顶中取最小。
 import numpy as np
 

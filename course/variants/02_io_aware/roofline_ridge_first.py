@@ -1,5 +1,4 @@
 # selftest-replaces: ai_roofline
-# selftest-whole: another design, not the reference with a change
 # Variant: the ridge computed first, then one branch per side. / 变体：先算拐点，两边各一个分支。
 def roofline(flops, nbytes, peak_flops, peak_bandwidth):
     ridge = peak_flops / peak_bandwidth

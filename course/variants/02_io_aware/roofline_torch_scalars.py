@@ -1,5 +1,4 @@
 # selftest-replaces: ai_roofline
-# selftest-whole: another design, not the reference with a change
 # Variant: float64 tensors and .item(); the bound from comparing the memory roof with the peak. / 变体：用 float64 张量计算，再 .item()。
 def roofline(flops, nbytes, peak_flops, peak_bandwidth):
     intensity = torch.tensor(flops, dtype=torch.float64) / nbytes

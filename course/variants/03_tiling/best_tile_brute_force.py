@@ -1,5 +1,4 @@
 # selftest-replaces: tl_best_tile
-# selftest-whole: another design, not the reference with a change
 # Variant: every pair of powers of two, max by (area, Bq). / 变体：穷举所有 2 的幂组合。
 def best_tile(sram_bytes, d, dtype):
     e = torch.finfo(dtype).bits // 8

@@ -1,5 +1,4 @@
 # selftest-replaces: tl_best_tile
-# selftest-whole: another design, not the reference with a change
 # Variant: walks areas from large to small and, in each, Bq from large to small. / 变体：按面积从大到小搜索。
 def best_tile(sram_bytes, d, dtype):
     e = dtype.itemsize

@@ -1,5 +1,4 @@
 # selftest-replaces: tl_best_tile
-# selftest-whole: another design, not the reference with a change
 # Variant: itertools.product and sorting. / 变体：itertools.product 与排序。
 import itertools
 

@@ -1,5 +1,4 @@
 # selftest-replaces: tl_best_tile
-# selftest-whole: another design, not the reference with a change
 # Variant: solves for the largest Bk per Bq in closed form, then rounds down to a power of two. / 变体：闭式求 Bk。
 def best_tile(sram_bytes, d, dtype):
     e = dtype.itemsize

@@ -1,5 +1,4 @@
 # selftest-replaces: tl_best_tile
-# selftest-whole: another design, not the reference with a change
 # Variant: the on-chip bytes as a sum of named parts, the largest Bk per Bq by doubling. / 变体：分项相加。
 def on_chip(bq, bk, d, e):
     q_tile, k_tile, v_tile = bq * d * e, bk * d * e, bk * d * e

@@ -1,5 +1,4 @@
 # selftest-replaces: tl_loads
-# selftest-whole: another design, not the reference with a change
 # Variant: a helper for the number of tiles, (a + b - 1) // b. / 变体：块数的辅助函数。
 def tiles(size, block):
     return (size + block - 1) // block

@@ -1,5 +1,4 @@
 # selftest-replaces: tl_loads
-# selftest-whole: another design, not the reference with a change
 # Variant: returns a list built with math.ceil of float division. / 变体：返回列表。
 def matmul_hbm_loads(m, n, k, block_m, block_n, block_k):
     column_tiles = int(math.ceil(n / block_n))

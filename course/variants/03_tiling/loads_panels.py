@@ -1,5 +1,4 @@
 # selftest-replaces: tl_loads
-# selftest-whole: another design, not the reference with a change
 # Variant: each C tile reads its row panel of A and column panel of B. / 变体：每个 C 块读它的 A 行面板与 B 列面板。
 def matmul_hbm_loads(m, n, k, block_m, block_n, block_k):
     a_loads = sum(min(block_m, m - i) * k for i in range(0, m, block_m)) * math.ceil(n / block_n)

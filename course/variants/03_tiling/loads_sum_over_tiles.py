@@ -1,5 +1,4 @@
 # selftest-replaces: tl_loads
-# selftest-whole: another design, not the reference with a change
 # Variant: adds up the true size of every tile each C tile loads. / 变体：逐块累加每个 C 块读入的真实块大小。
 def matmul_hbm_loads(m, n, k, block_m, block_n, block_k):
     a_loads = b_loads = 0

@@ -1,5 +1,4 @@
 # selftest-replaces: tl_matmul
-# selftest-whole: another design, not the reference with a change
 # Variant: explicit tile ends and torch.addmm into the accumulator. / 变体：显式的块端点与 torch.addmm。
 def tiled_matmul(mem, block_m, block_n, block_k):
     m, k = mem["A"].shape

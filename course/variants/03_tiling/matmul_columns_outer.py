@@ -1,5 +1,4 @@
 # selftest-replaces: tl_matmul
-# selftest-whole: another design, not the reference with a change
 # Variant: column tiles of C in the outer loop, row tiles inside (same traffic). / 变体：外层遍历 C 的列块。
 def tiled_matmul(mem, block_m, block_n, block_k):
     m, k = mem["A"].shape

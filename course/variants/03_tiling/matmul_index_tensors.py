@@ -1,5 +1,4 @@
 # selftest-replaces: tl_matmul
-# selftest-whole: another design, not the reference with a change
 # Variant: tiles read and written through index tensors (advanced indexing). / 变体：用索引张量读写块。
 def tiled_matmul(mem, block_m, block_n, block_k):
     m, k = mem["A"].shape

@@ -1,5 +1,4 @@
 # selftest-replaces: tl_matmul
-# selftest-whole: another design, not the reference with a change
 # Variant: precomputed lists of tile slices and einsum for the tile product. / 变体：预先算好块的切片，用 einsum 相乘。
 def spans(size, block):
     return [slice(s, min(s + block, size)) for s in range(0, size, block)]

@@ -1,5 +1,4 @@
 # selftest-replaces: tl_matmul
-# selftest-whole: another design, not the reference with a change
 # Variant: while loops and an accumulator in float64 (more precise than required). / 变体：while 循环，float64 累加器。
 def tiled_matmul(mem, block_m, block_n, block_k):
     m, k = mem["A"].shape

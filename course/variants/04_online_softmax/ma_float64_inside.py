@@ -1,5 +1,4 @@
 # selftest-replaces: os_merge_attention
-# selftest-whole: another design, not the reference with a change
 # Variant: computes in float64 and returns the inputs' dtypes. / 变体：在 float64 中计算，返回输入的 dtype。
 def merge_attention_states(o1, m1, l1, o2, m2, l2):
     m, l = merge_softmax_states(m1.double(), l1.double(), m2.double(), l2.double())

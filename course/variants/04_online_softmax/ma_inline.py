@@ -1,5 +1,4 @@
 # selftest-replaces: os_merge_attention
-# selftest-whole: another design, not the reference with a change
 # Variant: everything inline, without calling merge_softmax_states. / 变体：全部内联，不调用 merge_softmax_states。
 def merge_attention_states(o1, m1, l1, o2, m2, l2):
     m = torch.maximum(m1, m2)

@@ -1,5 +1,4 @@
 # selftest-replaces: os_merge_attention
-# selftest-whole: another design, not the reference with a change
 # Variant: the state with the larger maximum keeps its output, the other is rescaled (torch.where picks). / 变体：最大值较大的状态保留输出，另一个被缩放。
 def merge_attention_states(o1, m1, l1, o2, m2, l2):
     first = m1 >= m2

@@ -1,5 +1,4 @@
 # selftest-replaces: os_merge_attention
-# selftest-whole: another design, not the reference with a change
 # Variant: stacks both states and reduces over the new leading dimension. / 变体：把两个状态堆叠，沿新的第 0 维归约。
 def merge_attention_states(o1, m1, l1, o2, m2, l2):
     ms = torch.stack([m1, m2])

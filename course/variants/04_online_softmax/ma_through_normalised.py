@@ -1,5 +1,4 @@
 # selftest-replaces: os_merge_attention
-# selftest-whole: another design, not the reference with a change
 # Variant: goes through the normalised outputs o_i / l_i and their weights l_i e^(m_i - m), then back. / 变体：先转成归一化输出 o_i / l_i 及其权重 l_i e^(m_i - m)，再转回来。
 def merge_attention_states(o1, m1, l1, o2, m2, l2):
     m, l = merge_softmax_states(m1, l1, m2, l2)

@@ -1,5 +1,4 @@
 # selftest-replaces: os_merge_states
-# selftest-whole: another design, not the reference with a change
 # Variant: handles the empty sides explicitly: if one side is empty the other is returned as it is. / 变体：显式处理空状态：一边为空时原样返回另一边。
 def merge_softmax_states(m1, l1, m2, l2):
     m = torch.maximum(m1, m2)

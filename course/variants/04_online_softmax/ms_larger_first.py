@@ -1,5 +1,4 @@
 # selftest-replaces: os_merge_states
-# selftest-whole: another design, not the reference with a change
 # Variant: the larger state keeps its sum, the smaller is rescaled (torch.where picks; an empty side adds 0). / 变体：较大的状态保留它的和，较小的被缩放。
 def merge_softmax_states(m1, l1, m2, l2):
     first_larger = m1 >= m2

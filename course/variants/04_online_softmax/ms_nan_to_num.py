@@ -1,5 +1,4 @@
 # selftest-replaces: os_merge_states
-# selftest-whole: another design, not the reference with a change
 # Variant: computes e^(m_i - m) as written and replaces the NaN of an empty side by 0 afterwards. / 变体：照公式算 e^(m_i - m)，再把空状态产生的 NaN 换成 0。
 def merge_softmax_states(m1, l1, m2, l2):
     m = torch.max(m1, m2)

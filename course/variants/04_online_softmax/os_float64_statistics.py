@@ -1,5 +1,4 @@
 # selftest-replaces: os_online_softmax
-# selftest-whole: another design, not the reference with a change
 # Variant: statistics in float64 whatever the input (more than the float32 asked for), output blocks collected and concatenated. / 变体：不论输入如何都用 float64 统计量，输出块收集后拼接。
 def online_softmax(x, block_size):
     starts = range(0, x.shape[-1], block_size)

@@ -1,5 +1,4 @@
 # selftest-replaces: os_online_softmax
-# selftest-whole: another design, not the reference with a change
 # Variant: each block's own (m, l), folded in with merge_softmax_states (the cell below). / 变体：每块先求自己的 (m, l)，再用下面单元格的 merge_softmax_states 合并。
 def online_softmax(x, block_size):
     work = torch.promote_types(x.dtype, torch.float32)

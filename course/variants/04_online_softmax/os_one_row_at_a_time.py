@@ -1,5 +1,4 @@
 # selftest-replaces: os_online_softmax
-# selftest-whole: another design, not the reference with a change
 # Variant: one row at a time with plain Python floats for m and l (leading dims walked with itertools). / 变体：一次一行，m 和 l 用 Python 浮点数（用 itertools 遍历前面的维）。
 import itertools
 

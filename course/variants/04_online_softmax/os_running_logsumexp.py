@@ -1,5 +1,4 @@
 # selftest-replaces: os_online_softmax
-# selftest-whole: another design, not the reference with a change
 # Variant: keeps the running log-sum-exp L = m + log l (torch.logaddexp, in float64: in float32 L near 1e4 loses the digits of log l) instead of m and l. / 变体：维护运行 log-sum-exp L = m + log l（torch.logaddexp，用 float64：float32 中接近 1e4 的 L 会丢掉 log l 的位数），而不是 m 和 l。
 def online_softmax(x, block_size):
     n = x.shape[-1]

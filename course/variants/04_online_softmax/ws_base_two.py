@@ -1,5 +1,4 @@
 # selftest-replaces: os_weighted_sum
-# selftest-whole: another design, not the reference with a change
 # Variant: base-2 exponentials as the Triton kernels use them (exp2 of scores times log2(e)), L converted back. / 变体：像 Triton 内核那样用以 2 为底的指数，最后把 L 换回自然对数。
 def online_softmax_weighted_sum(scores, values, block_size):
     work = torch.promote_types(torch.promote_types(scores.dtype, values.dtype), torch.float32)

@@ -1,5 +1,4 @@
 # selftest-replaces: os_weighted_sum
-# selftest-whole: another design, not the reference with a change
 # Variant: float64 statistics and accumulator, einsum for the block product, masked exponentials zeroed. / 变体：float64 统计量和累加器，块乘积用 einsum，被遮住位置的指数置 0。
 def online_softmax_weighted_sum(scores, values, block_size):
     rows = scores.shape[:-1]

@@ -1,5 +1,4 @@
 # selftest-replaces: os_weighted_sum
-# selftest-whole: another design, not the reference with a change
 # Variant: each block's own (o, m, l), folded in with merge_attention_states (Exercise 3). / 变体：每块先求自己的 (o, m, l)，再用练习三的 merge_attention_states 合并。
 def online_softmax_weighted_sum(scores, values, block_size):
     work = torch.promote_types(torch.promote_types(scores.dtype, values.dtype), torch.float32)

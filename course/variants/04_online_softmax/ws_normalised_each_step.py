@@ -1,5 +1,4 @@
 # selftest-replaces: os_weighted_sum
-# selftest-whole: another design, not the reference with a change
 # Variant: FlashAttention-1's form: the running output is kept normalised and re-normalised at every block. / 变体：FlashAttention-1 的写法：运行输出保持归一化，每块重新归一化。
 def online_softmax_weighted_sum(scores, values, block_size):
     work = torch.promote_types(torch.promote_types(scores.dtype, values.dtype), torch.float32)

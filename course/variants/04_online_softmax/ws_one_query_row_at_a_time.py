@@ -1,5 +1,4 @@
 # selftest-replaces: os_weighted_sum
-# selftest-whole: another design, not the reference with a change
 # Variant: one query row at a time (leading dims walked with itertools), each row's keys in blocks. / 变体：一次一行查询（用 itertools 遍历前面的维），每行的键分块处理。
 import itertools
 

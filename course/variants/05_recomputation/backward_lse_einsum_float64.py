@@ -1,5 +1,4 @@
 # selftest-replaces: rc_backward_lse
-# selftest-whole: another design, not the reference with a change
 # Variant: computes in float64 throughout with einsum, the causal mask from torch.tril. / 变体：全程用 float64 和 einsum 计算，因果掩码来自 torch.tril。
 def attention_backward_from_lse(Q, K, V, out, L, dO, is_causal=False):
     q, k, v, o, g = (t.double() for t in (Q, K, V, out, dO))

@@ -1,5 +1,4 @@
 # selftest-replaces: rc_backward_lse
-# selftest-whole: another design, not the reference with a change
 # Variant: base-2 exponentials as GPU kernels use them: P = 2^(S·log2 e − L·log2 e). / 变体：像 GPU 内核那样用以 2 为底的指数：P = 2^(S·log2 e − L·log2 e)。
 LOG2_E = 1.4426950408889634
 

@@ -1,5 +1,4 @@
 # selftest-replaces: rc_backward_lse
-# selftest-whole: another design, not the reference with a change
 # Variant: one batch element at a time with 2-D matrix products, written into preallocated gradients. / 变体：逐个批元素用二维矩阵乘法计算，写入预先分配的梯度张量。
 def attention_backward_from_lse(Q, K, V, out, L, dO, is_causal=False):
     compute = torch.promote_types(Q.dtype, torch.float32)

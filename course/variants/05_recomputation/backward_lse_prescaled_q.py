@@ -1,5 +1,4 @@
 # selftest-replaces: rc_backward_lse
-# selftest-whole: another design, not the reference with a change
 # Variant: scales Q once (Q̃ = σQ, S = Q̃ Kᵀ), so dK = dSᵀ Q̃ needs no extra factor and dQ = σ dS K; Δ via torch.linalg.vecdot. / 变体：先缩放 Q（Q̃ = σQ，S = Q̃ Kᵀ），于是 dK = dSᵀ Q̃ 不再乘因子，dQ = σ dS K；Δ 用 torch.linalg.vecdot 计算。
 def attention_backward_from_lse(Q, K, V, out, L, dO, is_causal=False):
     ct = torch.promote_types(Q.dtype, torch.float32)

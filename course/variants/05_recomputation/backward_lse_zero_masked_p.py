@@ -1,5 +1,4 @@
 # selftest-replaces: rc_backward_lse
-# selftest-whole: another design, not the reference with a change
 # Variant: leaves the scores unmasked and zeroes the masked entries of P afterwards with torch.where. / 变体：分数不加掩码，之后用 torch.where 把 P 中被遮住的元素置零。
 def attention_backward_from_lse(Q, K, V, out, L, dO, is_causal=False):
     dtype = torch.promote_types(Q.dtype, torch.float32)

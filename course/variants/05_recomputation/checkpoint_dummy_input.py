@@ -1,5 +1,4 @@
 # selftest-replaces: rc_checkpoint
-# selftest-whole: another design, not the reference with a change
 # Variant: the reentrant design made safe: a dummy input that needs a gradient keeps every segment on the graph, and backward accumulates the parameters' gradients itself with torch.autograd.backward. / 变体：让可重入做法变安全：一个需要梯度的哑输入让每段都留在计算图上，backward 自己用 torch.autograd.backward 累加参数梯度。
 class ReentrantSegment(torch.autograd.Function):
     @staticmethod

@@ -1,5 +1,4 @@
 # selftest-replaces: rc_checkpoint
-# selftest-whole: another design, not the reference with a change
 # Variant: like checkpoint_sequential, the last segment runs with plain autograd (its activations are needed at once); earlier segments are checkpointed. / 变体：像 checkpoint_sequential 那样，最后一段用普通 autograd 运行（它的激活马上就要用），之前的段做检查点。
 class SegmentFunction(torch.autograd.Function):
     @staticmethod

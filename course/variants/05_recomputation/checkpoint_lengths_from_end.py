@@ -1,5 +1,4 @@
 # selftest-replaces: rc_checkpoint
-# selftest-whole: another design, not the reference with a change
 # Variant: computes the segment lengths with numpy-free integer arithmetic from the end, and keeps the random states in a small dataclass. / 变体：从末尾用整数运算算出各段长度，随机状态放在一个小 dataclass 里。
 import dataclasses
 

@@ -1,5 +1,4 @@
 # selftest-replaces: rc_checkpoint
-# selftest-whole: another design, not the reference with a change
 # Variant: no fork_rng: backward saves the current random state itself, replays the segment's, and puts the current one back; the input's and the parameters' gradients come from two autograd.grad calls. / 变体：不用 fork_rng：backward 自己保存当前的随机状态、重放这一段的状态，再放回当前状态；输入和参数的梯度分两次 autograd.grad 求出。
 class Checkpointed(torch.autograd.Function):
     @staticmethod

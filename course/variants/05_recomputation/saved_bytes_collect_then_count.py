@@ -1,5 +1,4 @@
 # selftest-replaces: rc_saved_bytes
-# selftest-whole: another design, not the reference with a change
 # Variant: the hook only collects the saved tensors; counting (by device and storage address) happens afterwards. / 变体：hook 只收集被保存的张量，之后再按设备和存储地址计数。
 def saved_bytes(module, x):
     collected = []

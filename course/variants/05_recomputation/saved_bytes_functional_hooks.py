@@ -1,5 +1,4 @@
 # selftest-replaces: rc_saved_bytes
-# selftest-whole: another design, not the reference with a change
 # Variant: helper functions at module level; the hooks close over a dict that maps storage address to bytes. / 变体：模块级的辅助函数；hooks 闭包里是一个从存储地址到字节数的字典。
 def storage_key(tensor):
     return tensor.untyped_storage().data_ptr()

@@ -1,5 +1,4 @@
 # selftest-replaces: rc_saved_bytes
-# selftest-whole: another design, not the reference with a change
 # Variant: pack stores each tensor in a list and hands autograd its index (unpack looks it up), as offloading hooks do. / 变体：pack 把张量放进列表、交给 autograd 一个下标（unpack 再查回来），就像卸载激活的 hooks 那样。
 def saved_bytes(module, x):
     kept = []

@@ -1,5 +1,4 @@
 # selftest-replaces: rc_saved_bytes
-# selftest-whole: another design, not the reference with a change
 # Variant: a set of (address, bytes) pairs, state identified through named_parameters/named_buffers. / 变体：用（地址，字节数）二元组的集合，模块状态通过 named_parameters/named_buffers 取得。
 def saved_bytes(module, x):
     state = {t.untyped_storage().data_ptr() for _, t in module.named_parameters()}

@@ -1,5 +1,4 @@
 # selftest-replaces: rc_saved_bytes
-# selftest-whole: another design, not the reference with a change
 # Variant: identifies storages by `untyped_storage()._cdata` and takes their bytes from `size()` (in bytes for an untyped storage). / 变体：用 `untyped_storage()._cdata` 识别存储，字节数取自 `size()`（untyped storage 的 size 以字节计）。
 def saved_bytes(module, x):
     state = set()

@@ -1,5 +1,4 @@
 # selftest-replaces: fa_backward
-# selftest-whole: another design, not the reference with a change
 # Variant: rebuilds P with exp2 (log2 e scaling), keeps dK/dV of a key tile in local accumulators. / 变体：用 exp2（乘以 log2 e）重建 P，键块的 dK/dV 存在局部累加器里。
 def flash_backward(Q, K, V, out, L, dO, is_causal=False):
     """Tiled backward pass: rebuilds each tile of P from Q, K and L (recomputation).

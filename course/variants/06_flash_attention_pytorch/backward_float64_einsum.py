@@ -1,5 +1,4 @@
 # selftest-replaces: fa_backward
-# selftest-whole: another design, not the reference with a change
 # Variant: computes every tile in float64 with einsum, 16-query × 48-key tiles of its own. / 变体：每个分块都用 float64 和 einsum 计算，自己定义 16 个查询 × 48 个键的分块。
 def flash_backward(Q, K, V, out, L, dO, is_causal=False):
     """Tiled backward pass: rebuilds each tile of P from Q, K and L (recomputation).

@@ -1,5 +1,4 @@
 # selftest-replaces: fa_backward
-# selftest-whole: another design, not the reference with a change
 # Variant: query tiles outside, key tiles inside (dQ kept per tile, dK and dV added into global tensors). / 变体：外层遍历查询块、内层遍历键块（dQ 按块累加，dK、dV 加到全局张量上）。
 def flash_backward(Q, K, V, out, L, dO, is_causal=False):
     """Tiled backward pass: rebuilds each tile of P from Q, K and L (recomputation).

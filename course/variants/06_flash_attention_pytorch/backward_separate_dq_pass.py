@@ -1,5 +1,4 @@
 # selftest-replaces: fa_backward
-# selftest-whole: another design, not the reference with a change
 # Variant: two passes with their own 128×32 / 32×128 tiles: dK, dV with keys outside, then dQ with queries outside. / 变体：两遍，各用自己的 128×32 / 32×128 分块：先外层遍历键求 dK、dV，再外层遍历查询求 dQ。
 BWD_KV_TILE = 32  # keys per tile in the dK/dV pass
 BWD_Q_TILE = 128  # queries per tile in the dK/dV pass

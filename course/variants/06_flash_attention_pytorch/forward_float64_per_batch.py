@@ -1,5 +1,4 @@
 # selftest-replaces: fa_forward
-# selftest-whole: another design, not the reference with a change
 # Variant: loops over the batch too, computes every tile in float64, then casts O and L. / 变体：也对 batch 循环，每个分块都用 float64 计算，最后再转换 O 和 L。
 BLOCK_Q = 64  # query tile size Bq: your choice, at least 16
 BLOCK_K = 96  # key/value tile size Bk: your choice, at least 16

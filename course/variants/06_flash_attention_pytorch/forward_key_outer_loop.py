@@ -1,5 +1,4 @@
 # selftest-replaces: fa_forward
-# selftest-whole: another design, not the reference with a change
 # Variant: key/value tiles outside, query tiles inside; m, ℓ and the accumulator kept for all rows. / 变体：外层遍历键/值块，内层遍历查询块；为所有行保存 m、ℓ 和累加器。
 BLOCK_Q = 48  # query tile size Bq: your choice, at least 16
 BLOCK_K = 64  # key/value tile size Bk: your choice, at least 16

@@ -1,5 +1,4 @@
 # selftest-replaces: fa_forward
-# selftest-whole: another design, not the reference with a change
 # Variant: 128×128 tiles, FlashAttention-1 style: the output is kept normalised and rescaled every step. / 变体：128×128 分块，FlashAttention-1 风格：输出始终保持归一化，每一步重新缩放。
 BLOCK_Q = 128  # query tile size Bq: your choice, at least 16
 BLOCK_K = 128  # key/value tile size Bk: your choice, at least 16

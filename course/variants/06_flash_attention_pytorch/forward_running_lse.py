@@ -1,5 +1,4 @@
 # selftest-replaces: fa_forward
-# selftest-whole: another design, not the reference with a change
 # Variant: 64×32 tiles, keeps the running log-sum-exp itself (logaddexp) instead of m and ℓ. / 变体：64×32 分块，直接维护运行中的 log-sum-exp（logaddexp），而不是 m 和 ℓ。
 BLOCK_Q = 64  # query tile size Bq: your choice, at least 16
 BLOCK_K = 32  # key/value tile size Bk: your choice, at least 16

@@ -1,5 +1,4 @@
 # selftest-replaces: fa_forward
-# selftest-whole: another design, not the reference with a change
 # Variant: small 32×16 tiles, exp2-based online softmax (scores scaled by log2 e). / 变体：32×16 的小分块，用 exp2 的在线 softmax（分数乘以 log2 e）。
 BLOCK_Q = 32  # query tile size Bq: your choice, at least 16
 BLOCK_K = 16  # key/value tile size Bk: your choice, at least 16

@@ -1,5 +1,4 @@
 # selftest-replaces: fa_forward
-# selftest-whole: another design, not the reference with a change
 # Variant: 16×64 tiles, m and ℓ stacked in one tensor, mask requested only on diagonal tiles. / 变体：16×64 分块，m 和 ℓ 放在同一个张量里，只在对角线块上要求掩码。
 BLOCK_Q = 16  # query tile size Bq: your choice, at least 16
 BLOCK_K = 64  # key/value tile size Bk: your choice, at least 16

@@ -1,5 +1,4 @@
 # selftest-replaces: fa_score_tile
-# selftest-whole: another design, not the reference with a change
 # Variant: adds a 0 / -inf bias tile with torch.baddbmm (alpha = scale). / 变体：用 torch.baddbmm（alpha = scale）加上一个 0 / -inf 的偏置块。
 def score_tile(q_tile, k_tile, q0, k0, scale, is_causal):
     """Scaled scores of one tile: (B, bq, d) × (B, bk, d) → (B, bq, bk), computed in at least float32.

@@ -1,5 +1,4 @@
 # selftest-replaces: fa_score_tile
-# selftest-whole: another design, not the reference with a change
 # Variant: einsum for the product, scale applied to q first, torch.where for the mask. / 变体：用 einsum 求乘积，先把缩放乘到 q 上，用 torch.where 做掩码。
 def score_tile(q_tile, k_tile, q0, k0, scale, is_causal):
     """Scaled scores of one tile: (B, bq, d) × (B, bk, d) → (B, bq, bk), computed in at least float32.

@@ -1,5 +1,4 @@
 # selftest-replaces: fa_score_tile
-# selftest-whole: another design, not the reference with a change
 # Variant: multiplies in float64, then casts to promote_types(dtype, float32). / 变体：先用 float64 相乘，再转换为 promote_types(dtype, float32)。
 def score_tile(q_tile, k_tile, q0, k0, scale, is_causal):
     """Scaled scores of one tile: (B, bq, d) × (B, bk, d) → (B, bq, bk), computed in at least float32.

@@ -1,5 +1,4 @@
 # selftest-replaces: softmax_rows
-# selftest-whole: another design, not the reference with a change
 # Variant: wrapper copies x to contiguous memory and narrows the tile to next_power_of_2(n_cols) when that is smaller. / 变体：包装函数先把 x 复制为连续张量，并在更小时把分块缩到 next_power_of_2(n_cols)。
 @triton.jit
 def softmax_kernel(x_ptr, y_ptr, n_cols, stride_x_row, stride_x_col, stride_y_row, stride_y_col,

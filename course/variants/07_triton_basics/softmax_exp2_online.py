@@ -1,5 +1,4 @@
 # selftest-replaces: softmax_rows
-# selftest-whole: another design, not the reference with a change
 # Variant: online softmax in base 2 (tl.exp2 with log2 e scaling), multiply by 1/ℓ instead of dividing. / 变体：以 2 为底的在线 softmax（tl.exp2 配合 log2 e 缩放），乘以 1/ℓ 代替除法。
 @triton.jit
 def softmax_kernel(x_ptr, y_ptr, n_cols, stride_x_row, stride_x_col, stride_y_row, stride_y_col,

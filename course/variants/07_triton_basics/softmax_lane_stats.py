@@ -1,5 +1,4 @@
 # selftest-replaces: softmax_rows
-# selftest-whole: another design, not the reference with a change
 # Variant: per-lane running max and sum (vectors of BLOCK_C), combined once after the loop, with a -inf guard. / 变体：每个通道各自维护运行最大值和运行和（长 BLOCK_C 的向量），循环后合并一次，并防护 -inf。
 @triton.jit
 def softmax_kernel(x_ptr, y_ptr, n_cols, stride_x_row, stride_x_col, stride_y_row, stride_y_col,

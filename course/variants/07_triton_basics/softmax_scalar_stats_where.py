@@ -1,5 +1,4 @@
 # selftest-replaces: softmax_rows
-# selftest-whole: another design, not the reference with a change
 # Variant: 0-d (scalar) running statistics; loads with other=0.0, then tl.where puts -inf in masked lanes. / 变体：运行统计量是 0 维标量；读取时 other=0.0，再用 tl.where 在被遮住的位置填 -inf。
 @triton.jit
 def softmax_kernel(x_ptr, y_ptr, n_cols, stride_x_row, stride_x_col, stride_y_row, stride_y_col,

@@ -1,5 +1,4 @@
 # selftest-replaces: softmax_rows
-# selftest-whole: another design, not the reference with a change
 # Variant: a one-read fast path when the row fits in one tile, the online loop otherwise. / 变体：整行放得进一个分块时只读一遍，否则走在线循环。
 @triton.jit
 def softmax_kernel(x_ptr, y_ptr, n_cols, stride_x_row, stride_x_col, stride_y_row, stride_y_col,

@@ -1,5 +1,4 @@
 # selftest-replaces: softmax_rows
-# selftest-whole: another design, not the reference with a change
 # Variant: the classic three passes: row maximum, then the sum, then the output. / 变体：经典的三遍：先求行最大值，再求和，最后写出结果。
 @triton.jit
 def softmax_kernel(x_ptr, y_ptr, n_cols, stride_x_row, stride_x_col, stride_y_row, stride_y_col,

@@ -1,5 +1,4 @@
 # selftest-replaces: ws_backward
-# selftest-whole: another design, not the reference with a change
 # Variant: a 2-D grid (row tiles × column tiles), no loop over the columns inside the kernel. / 变体：二维网格（行分块 × 列分块），内核里不再沿列循环。
 @triton.jit
 def weighted_sum_bwd_kernel(x_ptr, w_ptr, grad_y_ptr, grad_x_ptr, partial_ptr, n_rows, n_cols,

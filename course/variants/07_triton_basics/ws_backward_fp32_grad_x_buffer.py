@@ -1,5 +1,4 @@
 # selftest-replaces: ws_backward
-# selftest-whole: another design, not the reference with a change
 # Variant: grad_x written into a float32 buffer and cast afterwards; loads without other= behind tl.where. / 变体：grad_x 先写入 float32 缓冲区再转换类型；不带 other= 的读取配合 tl.where。
 @triton.jit
 def weighted_sum_bwd_kernel(x_ptr, w_ptr, grad_y_ptr, grad_x_ptr, partial_ptr, n_rows, n_cols,

@@ -1,5 +1,4 @@
 # selftest-replaces: ws_backward
-# selftest-whole: another design, not the reference with a change
 # Variant: its own 8×32 tiles and num_warps=2, pointers advanced each step, grad_y copied with clone(). / 变体：自己的 8×32 分块和 num_warps=2，每步前移指针，grad_y 用 clone() 复制。
 BWD_BLOCK_ROWS = 8
 BWD_BLOCK_D = 32

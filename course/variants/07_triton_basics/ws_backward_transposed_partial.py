@@ -1,5 +1,4 @@
 # selftest-replaces: ws_backward
-# selftest-whole: another design, not the reference with a change
 # Variant: large 64×128 tiles, partial sums stored transposed as (n_cols, programs) and summed over dim 1. / 变体：64×128 的大分块，部分和按 (列数, 程序数) 转置存放，再沿第 1 维求和。
 BWD_ROWS = 64
 BWD_COLS = 128

@@ -1,5 +1,4 @@
 # selftest-replaces: ws_forward
-# selftest-whole: another design, not the reference with a change
 # Variant: large 64×256 tiles, num_warps=8, a 2-D accumulator reduced once after the loop, contiguous input. / 变体：64×256 的大分块，num_warps=8，二维累加器在循环后只归约一次，输入先变为连续。
 BLOCK_ROWS = 64
 BLOCK_C = 256

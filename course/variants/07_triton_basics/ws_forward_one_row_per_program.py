@@ -1,5 +1,4 @@
 # selftest-replaces: ws_forward
-# selftest-whole: another design, not the reference with a change
 # Variant: BLOCK_ROWS = 1 (one row per program), BLOCK_C = 128, int64 row offsets. / 变体：BLOCK_ROWS = 1（每个程序一行），BLOCK_C = 128，行偏移用 int64。
 BLOCK_ROWS = 1
 BLOCK_C = 128

@@ -1,5 +1,4 @@
 # selftest-replaces: ws_forward
-# selftest-whole: another design, not the reference with a change
 # Variant: small 8×16 tiles, num_warps=2, pointers advanced by BLOCK_C each step. / 变体：8×16 的小分块，num_warps=2，每步把指针前移 BLOCK_C。
 BLOCK_ROWS = 8
 BLOCK_C = 16

@@ -1,5 +1,4 @@
 # selftest-replaces: ws_forward
-# selftest-whole: another design, not the reference with a change
 # Variant: masked loads without other= cleaned by tl.where, a float32 output buffer cast afterwards, grid as a lambda. / 变体：不带 other= 的掩码读取再用 tl.where 清零，先写入 float32 缓冲区再转换类型，网格用 lambda 给出。
 BLOCK_ROWS = 32
 BLOCK_C = 32

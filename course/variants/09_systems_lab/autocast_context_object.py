@@ -1,5 +1,4 @@
 # selftest-replaces: sl_autocast
-# selftest-whole: another design, not the reference with a change
 # Variant: the autocast context built first, a dict comprehension over the gradients. / 变体：先建好 autocast 上下文，对梯度用字典推导。
 def autocast_dtypes(model, x, target, dtype):
     context = torch.amp.autocast(device_type=x.device.type, dtype=dtype)

@@ -1,5 +1,4 @@
 # selftest-replaces: sl_autocast
-# selftest-whole: another design, not the reference with a change
 # Variant: hooks through a global forward hook filtered by module, gradients read from torch.autograd.grad. / 变体：按模块过滤的全局前向钩子，梯度来自 torch.autograd.grad。
 def autocast_dtypes(model, x, target, dtype):
     names = {m: name for name, m in model.named_modules() if name and len(list(m.children())) == 0}

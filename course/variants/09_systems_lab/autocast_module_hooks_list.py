@@ -1,5 +1,4 @@
 # selftest-replaces: sl_autocast
-# selftest-whole: another design, not the reference with a change
 # Variant: forward hooks with kwargs, the model's parameters copied to a list, torch.amp namespace. / 变体：带 kwargs 的前向钩子，参数列表，torch.amp 命名空间。
 def autocast_dtypes(model, x, target, dtype):
     params = list(model.parameters())

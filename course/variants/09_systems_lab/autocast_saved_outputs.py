@@ -1,5 +1,4 @@
 # selftest-replaces: sl_autocast
-# selftest-whole: another design, not the reference with a change
 # Variant: keeps each leaf's output tensor and reads the dtypes afterwards; gradients zeroed with a loop. / 变体：保留每个叶子的输出张量，之后再读 dtype；用循环清零梯度。
 def autocast_dtypes(model, x, target, dtype):
     outputs = {}

@@ -1,5 +1,4 @@
 # selftest-replaces: sl_autocast
-# selftest-whole: another design, not the reference with a change
 # Variant: leaves found by recursion over named_children, loss with reshape. / 变体：递归 named_children 找叶子，用 reshape 计算损失。
 def leaves(module, prefix=""):
     children = list(module.named_children())

@@ -1,5 +1,4 @@
 # selftest-replaces: sl_benchmark
-# selftest-whole: another design, not the reference with a change
 # Variant: synchronize imported under another name, a timer class, the three quartiles unpacked. / 变体：以别名导入 synchronize，计时器类，三个四分位数一起解包。
 from time import perf_counter as clock
 

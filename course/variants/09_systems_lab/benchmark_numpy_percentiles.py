@@ -1,5 +1,4 @@
 # selftest-replaces: sl_benchmark
-# selftest-whole: another design, not the reference with a change
 # Variant: NumPy's median and percentiles, nanoseconds from perf_counter_ns. / 变体：NumPy 的中位数和百分位数，用 perf_counter_ns 计时。
 import numpy as np
 

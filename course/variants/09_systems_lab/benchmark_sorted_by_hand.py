@@ -1,5 +1,4 @@
 # selftest-replaces: sl_benchmark
-# selftest-whole: another design, not the reference with a change
 # Variant: quartiles by linear interpolation in the sorted samples, written out. / 变体：在排好序的样本里手工线性插值求四分位数。
 def quantile(ordered, q):
     position = q * (len(ordered) - 1)

@@ -1,5 +1,4 @@
 # selftest-replaces: sl_benchmark
-# selftest-whole: another design, not the reference with a change
 # Variant: timeit's default timer, synchronising before the warm-up ends too, median of a sorted list. / 变体：timeit 的默认计时器，预热后也同步，排序后取中位数。
 import timeit
 

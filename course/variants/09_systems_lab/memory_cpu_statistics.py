@@ -1,5 +1,4 @@
 # selftest-replaces: sl_activation_memory
-# selftest-whole: another design, not the reference with a change
 # Variant: LayerNorm statistics in the activations' dtype (the CPU's kernel), as measured on a CPU. / 变体：LayerNorm 统计量用激活的 dtype（CPU 内核），与 CPU 上的测量一致。
 def activation_memory_bytes(config, batch, seq_len, dtype):
     s = torch.empty(0, dtype=dtype).element_size()

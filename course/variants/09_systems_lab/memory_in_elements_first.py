@@ -1,5 +1,4 @@
 # selftest-replaces: sl_activation_memory
-# selftest-whole: another design, not the reference with a change
 # Variant: elements of each dtype first, bytes at the end; itemsize from a tensor. / 变体：先数各 dtype 的元素，最后换算成字节。
 def activation_memory_bytes(config, batch, seq_len, dtype):
     itemsize = torch.tensor([], dtype=dtype).itemsize

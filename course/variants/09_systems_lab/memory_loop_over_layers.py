@@ -1,5 +1,4 @@
 # selftest-replaces: sl_activation_memory
-# selftest-whole: another design, not the reference with a change
 # Variant: a loop over the layers adding each block's bytes, a dict of element sizes. / 变体：逐层循环累加，元素大小查表。
 SIZES = {torch.float32: 4, torch.float16: 2, torch.bfloat16: 2, torch.float64: 8}
 

@@ -1,5 +1,4 @@
 # selftest-replaces: sl_activation_memory
-# selftest-whole: another design, not the reference with a change
 # Variant: math.prod of shapes per saved tensor, float32 statistics named. / 变体：每个保存张量的形状用 math.prod。
 def activation_memory_bytes(config, batch, seq_len, dtype):
     size = torch.zeros(1, dtype=dtype).element_size()

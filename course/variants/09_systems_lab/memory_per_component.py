@@ -1,5 +1,4 @@
 # selftest-replaces: sl_activation_memory
-# selftest-whole: another design, not the reference with a change
 # Variant: one term per saved tensor, summed from a list. / 变体：每个保存的张量一项，列表求和。
 def activation_memory_bytes(config, batch, seq_len, dtype):
     s = torch.finfo(dtype).bits // 8
