@@ -36,7 +36,7 @@ from course import notebooks  # noqa: E402
 from course.grading import grade  # noqa: E402
 from course.grading.local_cluster import local_cluster  # noqa: E402
 from course.layout import COURSE  # noqa: E402
-from utils.plotting import text  # noqa: E402
+from utils.plotting import text, use_fonts  # noqa: E402
 
 
 @contextlib.contextmanager
@@ -74,6 +74,7 @@ def cell_scores(run: dict) -> dict[str, dict[str, float]]:
 
 
 def figure(runs: list[dict], path: Path) -> None:
+    use_fonts()
     fig, ax = plt.subplots(figsize=(6.5, 4))
     for i, through in enumerate(sorted({r["through"] for r in runs})):
         mine = sorted((r for r in runs if r["through"] == through), key=lambda r: r["gpus"])
@@ -116,7 +117,7 @@ def main() -> int:
                     summary(run, by_pair, points) | {"through": through, "gpus": gpus, "jobs": run["jobs"]}
                 )
                 for entry, row in zip(runs[-1]["pairs_detail"], run["rows"], strict=True):
-                    entry["cells"], entry["problems"] = row.cells, row.problems
+                    entry |= {"cells": row.cells, "problems": row.problems, "flags": row.flags}
                 # written after each run: a call cut short keeps what it finished
                 write(args.out / f"grading_gpus_{through}.json", runs, cores)
     found = [

@@ -33,7 +33,7 @@ from course import notebooks, release  # noqa: E402
 from course.grading import grade, submissions  # noqa: E402
 from course.grading.local_cluster import local_cluster  # noqa: E402
 from course.layout import COURSE, Course  # noqa: E402
-from utils.plotting import text  # noqa: E402
+from utils.plotting import text, use_fonts  # noqa: E402
 
 UNITS = ["01_memory_bottleneck", "02_io_aware", "03_tiling", "04_online_softmax", "05_recomputation"]
 SALT = "grading-scale-benchmark"
@@ -125,6 +125,7 @@ def estimate() -> dict | None:
 
 
 def figure(results: list[dict], path: Path) -> None:
+    use_fonts()
     fig, ax = plt.subplots(figsize=(7, 4.5))
     ray_runs = [r for r in results if r["nodes"]]
     ax.plot([r["nodes"] for r in ray_runs], [r["pairs_per_minute"] for r in ray_runs], "o-", label="Ray")

@@ -73,7 +73,7 @@ def text(zh: str, en: str) -> str:
     return f"{zh} · {en}" if cjk_font() else en
 
 
-def _use_fonts() -> None:
+def use_fonts() -> None:
     """The CJK font first; matplotlib's own DejaVu Sans draws what it lacks (superscripts such as 10⁸)."""
     font = cjk_font()
     if font and plt.rcParams["font.sans-serif"][:1] != [font]:
@@ -83,7 +83,7 @@ def _use_fonts() -> None:
 
 
 def _new_axes(ax):
-    _use_fonts()
+    use_fonts()
     if ax is None:
         _, ax = plt.subplots(figsize=(6.4, 4.2))
     return ax
