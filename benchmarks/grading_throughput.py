@@ -65,6 +65,8 @@ def build(root: Path, plan, unit: str = UNIT) -> Course:
 # course.judge.preprocessor), in the order a pair goes through them. Wall-clock seconds of that pair, while the
 # other jobs ran; "… compiles" and "… C builds" are counts; "judge child start" and "judge compile seconds" add up
 # the judge's children, which run at once (`Unit.parallel_cells_on_gpu`), and the judge runs beside the notebook.
+# "pair …": the Triton cache the notebook's processes and the judge's children share (`course grade`); "notebook …"
+# and "judge …" compiles: each its own (the judge run without `StartJudge`).
 STAGES = (
     "job",
     "autograde",
@@ -81,6 +83,9 @@ STAGES = (
     "judge compiles",
     "judge compile seconds",
     "judge C builds",
+    "pair compiles",
+    "pair compile seconds",
+    "pair C builds",
     "hidden cases",
     "timed rounds",
     "judge after the notebook",

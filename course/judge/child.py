@@ -110,6 +110,7 @@ class Child:
         owner: int | None = None,
     ):
         self.work = sandbox.workspace(owner=owner)
+        self.shared_owner = owner is not None  # the caller's uid: it kills the uid's processes when done
         self.out = os.open(self.work / "out", os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
         self.triton_cache = triton_cache
         (self.work / "in").mkdir()
@@ -157,7 +158,8 @@ class Child:
 
     def close(self) -> None:
         self.stop()
-        sandbox.kill_processes_of(sandbox.owner_of(self.work))  # one that left its session and process group
+        if not self.shared_owner:  # one that left its session and process group (a shared uid: the caller's)
+            sandbox.kill_processes_of(sandbox.owner_of(self.work))
         if self.out is not None:
             os.close(self.out)
             self.out = None

@@ -13,6 +13,7 @@ goes to `report_dir` for `course grade`.
 
 from __future__ import annotations
 
+import atexit
 import copy
 import json
 import shutil
@@ -30,7 +31,7 @@ import utils
 from course.judge import feedback_html, restore, sandbox, triton_stats, units
 from course.judge.child import Child
 from course.judge.core import Unit, judge_cell, seed_for
-from course.judge.kernel import STAGES, cell_seconds
+from course.judge.kernel import SHARED, STAGES, cell_seconds
 from course.judge.student_code import module_source, scan
 from utils.messages import bilingual
 
@@ -132,12 +133,17 @@ class Judge(NbGraderPreprocessor):
                 )
             )
         waiting = time.monotonic()
-        begun = resources.pop(STARTED, None)
-        if begun is None:
-            summary = judge_notebook(nb, unit, info.get("student", ""), self.salt, self.sandbox)
-        else:
-            summary = finish(nb, begun.result())
-        stages = summary.get("stages", {}) | resources.get(STAGES, {})
+        begun, shared, cache_stages = resources.pop(STARTED, None), resources.pop(SHARED, None), {}
+        try:
+            if begun is None:
+                summary = judge_notebook(nb, unit, info.get("student", ""), self.salt, self.sandbox)
+            else:
+                summary = finish(nb, begun.result())
+        finally:
+            if shared is not None:  # the notebook and the judge are done: their shared uid and cache end
+                cache_stages = triton_stats.stages("pair", shared[1])
+                end_sharing(*shared)
+        stages = summary.get("stages", {}) | resources.get(STAGES, {}) | cache_stages
         stages["judge after the notebook"] = time.monotonic() - waiting  # what judging added to the wait
         summary["stages"] = {name: round(value, 2) for name, value in stages.items()}
         summary.update(
@@ -162,9 +168,12 @@ class StartJudge(Judge):
         if unit is None or not self.salt:  # `Judge` says why it cannot judge
             return nb, resources
         student = resources.get("nbgrader", {}).get("student", "")
+        owner = sandbox.new_owner()
+        shared = resources[SHARED] = (owner, sandbox.shared_folder("course-triton-", owner))
+        atexit.register(shutil.rmtree, shared[1], True)  # also if the notebook's run fails before `Judge`
         pool = ThreadPoolExecutor(1, thread_name_prefix="judge")
         resources[STARTED] = pool.submit(
-            judge_cells, copy.deepcopy(nb), unit, student, self.salt, self.sandbox
+            judge_cells, copy.deepcopy(nb), unit, student, self.salt, self.sandbox, shared=shared
         )
         pool.shutdown(wait=False)
         return nb, resources
@@ -180,10 +189,17 @@ def judge_notebook(
 
 
 def judge_cells(
-    nb, unit: Unit, student: str, salt: str, requested_sandbox: str, parallel_cells: int | None = None
+    nb,
+    unit: Unit,
+    student: str,
+    salt: str,
+    requested_sandbox: str,
+    parallel_cells: int | None = None,
+    shared: tuple[int, Path] | None = None,
 ) -> Judged:
     """Run the judge of every graded cell of `nb` that `unit` knows, on the module built from its solution cells
-    (what the notebook's kernel printed is not needed: `finish` reads it)."""
+    (what the notebook's kernel printed is not needed: `finish` reads it). Its children run as a uid of their own
+    with a Triton cache of their own, or as the `shared` (uid, cache) of this notebook's kernel (`StartJudge`)."""
     judged = Judged(sandbox.choose(requested_sandbox)[0], [], {}, {})
     source = module_source(nb, unit.student_cells, unit.preamble)
     findings = scan(source, unit.banned, unit.suspicious)
@@ -193,8 +209,10 @@ def judge_cells(
     on_gpu = utils.mode().is_gpu
     parallel_cells = parallel_cells or (unit.parallel_cells_on_gpu if on_gpu else 1)
     settings = {"banned": unit.banned, "ban_fused_attention": True}
-    owner = sandbox.new_owner()  # one uid for this notebook's children and their shared Triton cache
-    triton_cache = sandbox.shared_folder("course-triton-", owner)
+    owner = (
+        shared[0] if shared else sandbox.new_owner()
+    )  # one uid for this notebook's children and their cache
+    triton_cache = shared[1] if shared else sandbox.shared_folder("course-triton-", owner)
     children, children_lock, mine = [], threading.Lock(), threading.local()
 
     def child() -> Child:
@@ -249,12 +267,20 @@ def judge_cells(
     finally:
         for each in children:
             each.close()
-        judged.stages |= triton_stats.stages("judge", triton_cache)
-        shutil.rmtree(triton_cache, ignore_errors=True)
+        if shared is None:  # else the kernel may still run: `Judge` ends them both
+            judged.stages |= triton_stats.stages("judge", triton_cache)
+            end_sharing(owner, triton_cache)
     judged.stages |= {"judge child start": sum(each.start_seconds for each in children)}
     judged.verdicts = {verdict["grade_id"]: verdict for verdict in verdicts}
     judged.ended = time.monotonic()
     return judged
+
+
+def end_sharing(owner: int, triton_cache: Path) -> None:
+    """Kill what still runs as a notebook's uid (what left its session and process group) and delete the Triton
+    cache of its processes: nothing of one student's grading is left for another's."""
+    sandbox.kill_processes_of(owner)
+    shutil.rmtree(triton_cache, ignore_errors=True)
 
 
 def cell_groups(unit: Unit, cells: list) -> list[list]:
