@@ -1,11 +1,14 @@
 """`course grade --ray ADDRESS`: a class graded on a real two-node Ray cluster on this machine (a head and a second
 node with its own temp folder, one CPU each) gives the local pool's scores with the same salt, records where each
-pair ran, and survives the second node dying mid-grade (its pair runs again on the head, merged once); bad
-addresses and version mismatches are refused before anything changes; without --ray nothing imports Ray."""
+pair ran, and survives the second node dying mid-grade (its pair runs again on the head, merged once) and a Ctrl-C
+on the head (the same command again grades only what was not finished); bad addresses and version mismatches are
+refused before anything changes; without --ray nothing imports Ray."""
 
 import contextlib
 import json
 import os
+import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -17,7 +20,7 @@ import psutil
 import pytest
 from pipeline_fixture import FIXTURE_COURSE, UNIT, course_copy, sample_class_with_blank
 
-from course import cli, doctor, selftest
+from course import ROOT, cli, doctor, selftest
 from course.grading import grade, pool
 from course.grading.local_cluster import kill_node, local_cluster
 
@@ -141,6 +144,90 @@ def test_selftest_runs_on_the_cluster(cluster, graded):
         skipped = selftest.skipped(FIXTURE_COURSE, UNIT, case.notebook)
         assert case.verdict(tests, skipped) is None, (case.student, case.result)
     assert not problems
+
+
+INTERRUPTIBLE = """
+import sys
+from pathlib import Path
+from course.grading import grade
+from course.layout import Course
+course = Course(Path(sys.argv[1]), Path(sys.argv[2]))
+grade.main(sys.argv[3], timeout=300, course=course, ray=sys.argv[4])
+"""
+
+
+def grading_jobs(course) -> dict[int, str]:
+    """{pid: student} of the autograde jobs running for `course` on any node of this machine."""
+    found = {}
+    for proc in psutil.process_iter():
+        with contextlib.suppress(psutil.Error, OSError, ValueError, IndexError):
+            argv = proc.cmdline()
+            if "course.grading.worker" in argv:
+                request = json.loads(Path(argv[-2]).read_text())
+                if request["action"] == "autograde" and str(course.root) in request["root"]:
+                    found[proc.pid] = request["student"]
+    return found
+
+
+def completed_jobs(course) -> dict[str, int]:
+    """{student: how many of their Ray jobs finished} over every run's sections of grading.log."""
+    sections = (course.autograded / "grading.log").read_text().split("######## ")[1:]
+    counts: dict[str, int] = {}
+    for section in sections:
+        student = section.split("/", 1)[0]
+        counts[student] = counts.get(student, 0) + section.count("==== Ray node")
+    return counts
+
+
+def test_an_interrupted_cluster_run_resumes_where_it_stopped(cluster, graded, capsys):
+    """Ctrl-C on the head once a pair is graded, while another grades on a node; the same command again grades
+    only what was not finished: every pair graded once, with the local pool's scores (the same salt)."""
+    address, *_ = cluster
+    course, local, *_ = graded
+    students = ["alice_correct", "dan_blank"]  # dan: a cheap pair (one blank notebook)
+    class_folder = course.root.parent / "two"
+    for student in students:
+        shutil.copytree(course.root.parent / "class" / student, class_folder / student)
+    resumed = course_copy(course.root.parent / "resumed")
+    (resumed.root / ".grading_salt").write_text(SALT)
+    first = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            INTERRUPTIBLE,
+            str(resumed.root),
+            str(resumed.wrong),
+            str(class_folder),
+            address,
+        ],
+        cwd=ROOT,
+        env=dict(os.environ, FLASH_COURSE_CELL_TIMEOUT="10"),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
+    progress = grade.progress_folder(resumed)
+    deadline = time.monotonic() + 300
+    while not (list(progress.glob("*.json")) and grading_jobs(resumed)):
+        assert first.poll() is None and time.monotonic() < deadline, first.communicate()[0]
+        time.sleep(0.2)
+    before = {p.name: p.read_bytes() for p in progress.glob("*.json")}
+    running = set(grading_jobs(resumed).values())
+    os.killpg(first.pid, signal.SIGINT)  # Ctrl-C in the head's terminal
+    out = first.communicate(timeout=120)[0]
+    assert first.returncode != 0, out
+    assert 1 <= len(before) < len(students) and running.isdisjoint(p.split("__")[0] for p in before)
+    time.sleep(3)
+    assert not grading_jobs(resumed)  # the interrupted pairs' jobs stopped on their nodes
+    capsys.readouterr()
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("FLASH_COURSE_CELL_TIMEOUT", "10")
+        rows = grade.grade(resumed, class_folder, timeout=300, ray=address)
+    assert f"unchanged since graded, kept: {len(before)}" in capsys.readouterr().out
+    assert outcome(rows) == outcome([r for r in local if r.student in students])
+    assert {p.name: p.read_bytes() for p in progress.glob("*.json") if p.name in before} == before
+    assert completed_jobs(resumed) == dict.fromkeys(students, 1)
 
 
 def test_an_unreachable_address_is_refused_before_anything_changes(tmp_path):
