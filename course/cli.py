@@ -493,3 +493,15 @@ def main(argv: list[str] | None = None) -> int:
     ) as error:  # bad input (unknown unit, missing folder, leak, …): a clear message, no traceback
         print(error)
         return 2
+    except KeyboardInterrupt:  # Ctrl-C: a clear word instead of a traceback
+        from utils.messages import bilingual
+
+        print(
+            "\n"
+            + bilingual(
+                "已中断。评分会保留已评完的每一对（学生, 单元）：再运行同一条命令即可继续。",
+                "interrupted. Grading keeps every (student, unit) pair it finished: run the same command again "
+                "to go on.",
+            )
+        )
+        return 130

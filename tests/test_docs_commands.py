@@ -123,3 +123,15 @@ def test_a_roster_that_does_not_exist_is_refused_before_the_export(tmp_path, mon
     said = capsys.readouterr().out
     assert "missing.csv" in said and "文件不存在" in said and "no such file" in said
     assert not (tmp_path / "semester" / "grades_by_cell.csv").exists()
+
+
+def test_ctrl_c_says_how_to_go_on_in_both_languages_instead_of_a_traceback(monkeypatch, capsys):
+    from course.grading import grade
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(grade, "main", interrupted)
+    assert cli.main(["grade"]) == 130
+    said = capsys.readouterr().out
+    assert "再运行同一条命令即可继续" in said and "run the same command again to go on" in said
