@@ -23,6 +23,7 @@ import contextlib
 import re
 import shutil
 import tempfile
+from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -205,54 +206,65 @@ def cause(log: str) -> str:
 
 
 def run_slot(
-    course: Course, root: Path, groups: list[list[Case]], timeout: float, progress, where=None
+    course: Course, root: Path, units: list[str], queue: deque, timeout: float, progress, where=None
 ) -> None:
-    """Grade some (unit, notebook) groups of cases in the scratch course root `root` with its grading salt, here
-    or in `where` (a Ray cluster, `course.grading.pool`); red-team cases get their feedback HTML, and what it and
-    their graded notebook show is checked for leaks (of the salt and of the canary token planted in `root`, see
-    `course.leaks`)."""
+    """Set up the scratch course root `root` for `units`, then grade (unit, notebook) groups of cases taken from
+    `queue` until it is empty (so no slot idles while another has work left), here or in `where` (a Ray cluster,
+    `course.grading.pool`)."""
     slot = Course(root, course.wrong)
-    units = sorted({group[0].unit for group in groups})
     for unit in units:
         shutil.copytree(course.source / unit, slot.source / unit)
     grade.register_units(slot, units)
-    for group in groups:
-        unit, nb_name = group[0].unit, group[0].notebook
-        for case in group:
-            notebooks.write(case.submission, slot.submitted / case.student / unit / nb_name)
-        request = {
-            "action": "autograde",
-            "root": str(root),
-            "unit": unit,
-            "student": "*",
-            "notebooks": [nb_name],
-            "salt": grade.grading_salt(slot),
-            "feedback": [case.student for case in group if case.kind == "redteam"],
-        }
-        log = root / "selftest.log"
-        logged = log.stat().st_size if log.exists() else 0
-        students = [case.student for case in group]
-        results, timed_out = run_in(where, slot, unit, students, request, timeout * len(group), log)
-        for case in group:
-            if timed_out and nb_name not in results.get(case.student, {}):
-                alone = {**request, "student": case.student}
-                one, hung = run_in(where, slot, unit, [case.student], alone, timeout, log)
-                results[case.student] = one.get(case.student) or {
-                    nb_name: {"status": "timeout" if hung else "error"}
-                }
-            case.result = results.get(case.student, {}).get(nb_name, {"status": "error"})
-            if case.kind == "redteam":
-                graded = slot.autograded / case.student / unit / nb_name
-                feedback = (slot.feedback / case.student / unit / nb_name).with_suffix(".html")
-                secret = {"the grading salt": request["salt"], "the canary token": leaks.canary_in(root)}
-                case.result["leaks"] = leaks.found(graded, feedback, secret)
-            if case.result["status"] != "graded" and "log" not in case.result:  # the job's log says why
-                case.result["log"] = log.read_bytes()[logged:][-4000:].decode(errors="replace")
-            verdict = case.verdict(points(course, unit, nb_name), skipped(course, unit, nb_name))
-            progress.write(
-                f"{'✓' if verdict is None else '✗'} {unit}/{nb_name} {case.student} {verdict or ''}".rstrip()
-            )
-        progress.update(len(group))
+    while True:
+        try:
+            group = queue.popleft()  # atomic: the slots share the queue
+        except IndexError:
+            return
+        grade_group(course, slot, group, timeout, progress, where)
+
+
+def grade_group(course: Course, slot: Course, group: list[Case], timeout: float, progress, where) -> None:
+    """Grade one (unit, notebook) group of cases in `slot` with its grading salt; red-team cases get their
+    feedback HTML, and what it and their graded notebook show is checked for leaks (of the salt and of the canary
+    token planted in the slot's root, see `course.leaks`)."""
+    root = slot.root
+    unit, nb_name = group[0].unit, group[0].notebook
+    for case in group:
+        notebooks.write(case.submission, slot.submitted / case.student / unit / nb_name)
+    request = {
+        "action": "autograde",
+        "root": str(root),
+        "unit": unit,
+        "student": "*",
+        "notebooks": [nb_name],
+        "salt": grade.grading_salt(slot),
+        "feedback": [case.student for case in group if case.kind == "redteam"],
+    }
+    log = root / "selftest.log"
+    logged = log.stat().st_size if log.exists() else 0
+    students = [case.student for case in group]
+    results, timed_out = run_in(where, slot, unit, students, request, timeout * len(group), log)
+    for case in group:
+        if timed_out and nb_name not in results.get(case.student, {}):
+            alone = {**request, "student": case.student}
+            one, hung = run_in(where, slot, unit, [case.student], alone, timeout, log)
+            results[case.student] = one.get(case.student) or {
+                nb_name: {"status": "timeout" if hung else "error"}
+            }
+        case.result = results.get(case.student, {}).get(nb_name, {"status": "error"})
+        if case.kind == "redteam":
+            graded = slot.autograded / case.student / unit / nb_name
+            feedback = (slot.feedback / case.student / unit / nb_name).with_suffix(".html")
+            secret = {"the grading salt": request["salt"], "the canary token": leaks.canary_in(root)}
+            case.result["leaks"] = leaks.found(graded, feedback, secret)
+        if case.result["status"] != "graded" and "log" not in case.result:  # the job's log says why
+            case.result["log"] = log.read_bytes()[logged:][-4000:].decode(errors="replace")
+        verdict = case.verdict(points(course, unit, nb_name), skipped(course, unit, nb_name))
+        progress.write(
+            f"{'✓' if verdict is None else '✗'} {unit}/{nb_name} {case.student} {verdict or ''}".rstrip()
+        )
+        shutil.rmtree(slot.submitted / case.student / unit)  # the slot's next job of this notebook grades "*"
+    progress.update(len(group))
 
 
 def run_in(where, slot: Course, unit: str, students: list[str], request: dict, timeout: float, log: Path):
@@ -351,21 +363,19 @@ def run(
                 impls, variants = covering(impls, cells), one_per_exercise(variants)
                 attacks = one_per_class(attacks, attack_classes)
             cases += cases_for(course, unit, scratch / "release", impls, [*variants, *attacks])
-        slots: list[list[list[Case]]] = [[] for _ in range(max(1, jobs))]
-        for group in sorted(split_groups(cases, jobs), key=len, reverse=True):
-            min(slots, key=lambda s: sum(map(len, s))).append(group)
-        slots = [slot for slot in slots if slot]
-        roots = [scratch / f"slot{i}" for i in range(len(slots))]
+        queue = deque(sorted(split_groups(cases, jobs), key=len, reverse=True))  # the largest first
+        roots = [scratch / f"slot{i}" for i in range(max(1, min(jobs, len(queue))))]
+        run_units = sorted({case.unit for case in cases})
         red_team_cases = any(case.kind == "redteam" for case in cases)
         planted = leaks.canaries(roots) if red_team_cases else contextlib.nullcontext()
         with (
             planted,
             tqdm(total=len(cases), desc=bilingual("自检", "selftest"), unit="case") as progress,
-            ThreadPoolExecutor(len(slots)) as pool,
+            ThreadPoolExecutor(len(roots)) as pool,
         ):
             futures = [
-                pool.submit(run_slot, course, root, slot, timeout, progress, where)
-                for root, slot in zip(roots, slots, strict=True)
+                pool.submit(run_slot, course, root, run_units, queue, timeout, progress, where)
+                for root in roots
             ]
             for future in futures:
                 future.result()
