@@ -65,8 +65,8 @@ def build(root: Path, plan, unit: str = UNIT) -> Course:
 # course.judge.preprocessor), in the order a pair goes through them. Wall-clock seconds of that pair, while the
 # other jobs ran; "… compiles" and "… C builds" are counts; "judge child start" and "judge compile seconds" add up
 # the judge's children, which run at once (`Unit.parallel_cells_on_gpu`), and the judge runs beside the notebook.
-# "pair …": the Triton cache the notebook's processes and the judge's children share (`course grade`); "notebook …"
-# and "judge …" compiles: each its own (the judge run without `StartJudge`).
+# "pair …": the Triton cache the judge's children share (`course grade`, ended by `Judge`); "notebook …": the
+# kernel's own; "judge …": the judge's when run without `StartJudge`.
 STAGES = (
     "job",
     "autograde",

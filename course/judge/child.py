@@ -93,6 +93,15 @@ def read_plain(folder: int, name: str, limit: int) -> bytes:
     return content
 
 
+def empty(folder: Path) -> None:
+    """Remove what lies in `folder` (a sandbox's files), never following a link."""
+    for path in folder.iterdir():
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            path.unlink(missing_ok=True)
+
+
 def tensor_bytes(tensors: dict[str, torch.Tensor]) -> int:
     return sum(t.numel() * t.element_size() for t in tensors.values())
 
@@ -180,15 +189,15 @@ class Child:
         return "\n".join(line[:500] for line in text.strip().splitlines()[-lines:])
 
     def wait_for(self, call_id: int, timeout: float) -> str:
-        """ "done", "timeout", "crashed" or "quota" (its files outgrew `sandbox.DISK_QUOTA`): how waiting for
-        the child's answer to `call_id` ended."""
+        """ "done", "timeout", "crashed" or "quota" (its files, with the Triton cache it shares, outgrew
+        `sandbox.DISK_QUOTA`): how waiting for the child's answer to `call_id` ended."""
         deadline = time.monotonic() + timeout
         while str(call_id).encode() not in self.answered:
             left = deadline - time.monotonic()
             if left <= 0:
                 return "timeout"
             ready, _, _ = select.select([self.reply], [], [], min(left, sandbox.QUOTA_POLL))
-            if sandbox.over_quota(self.work):
+            if sandbox.bytes_used(self.work) + self.cache_bytes() > sandbox.DISK_QUOTA:
                 return "quota"
             if not ready:
                 continue
@@ -238,11 +247,9 @@ class Child:
             self.stop()
             if how == "quota":
                 self.clear_outputs()
-                for path in (self.work / "home").iterdir():  # the child's own files: over quota, gone
-                    if path.is_dir() and not path.is_symlink():
-                        shutil.rmtree(path)
-                    else:
-                        path.unlink()
+                empty(self.work / "home")  # the child's own files: over quota, gone
+                if self.triton_cache is not None:  # a folder on the host's disk too, counted with them
+                    empty(self.triton_cache)
                 raise CallFailed(
                     bilingual(
                         f"{target} 写入的文件超过 {sandbox.DISK_QUOTA >> 20} MiB，进程已被终止",
@@ -270,6 +277,11 @@ class Child:
             if starting:  # the first call's wait but the call as the child timed it (all of a failed one)
                 waited = time.monotonic() - began - (answer.seconds if answer else 0.0)
                 self.start_seconds += max(0.0, waited)
+
+    def cache_bytes(self) -> int:
+        """Bytes of the Triton cache this child shares with the other children of its notebook (its own, in its
+        home, counts with its working copy)."""
+        return sandbox.bytes_used(self.triton_cache) if self.triton_cache is not None else 0
 
     def clear_outputs(self) -> None:
         """Remove what the child wrote into `out/` (read already) and the inputs sent: nothing piles up."""

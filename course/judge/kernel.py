@@ -32,7 +32,8 @@ from course.judge import sandbox, triton_stats, units
 KERNEL_DIED = "flash_course_kernel_died"
 # resources: the notebook's stages, seconds (`SandboxedExecute.stages`, read by `course.judge.preprocessor`)
 STAGES = "flash_course_stages"
-# resources: (uid, Triton cache) the judge of the notebook shares with its kernel (`StartJudge`)
+# resources: (uid, Triton cache) the judge's children of the notebook share (`StartJudge`), never with its kernel:
+# the kernel runs code the scan never reads (added cells), which would plant there what those children load
 SHARED = "flash_course_shared"
 
 
@@ -55,7 +56,6 @@ class SandboxedKernelManager(AsyncKernelManager):
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
         self.mechanism, _ = sandbox.choose(self.sandbox)
-        self.triton_cache: Path | None = None  # the kernel's own in its home, unless shared with the judge
         if self.mechanism != "none":
             self.use_workspace(sandbox.workspace("course-kernel-"))
 
@@ -67,16 +67,6 @@ class SandboxedKernelManager(AsyncKernelManager):
         self.transport, self.ip = "ipc", str(sockets / "kernel")
         self.connection_file = str(self.work / "kernel.json")
 
-    def share_with_judge(self, owner: int, triton_cache: Path) -> None:
-        """Before the start: run as the uid of the judge of the same notebook, with its Triton cache, so the
-        student's kernels compile once for the kernel, its self-check children and the judge's children (one
-        student's code, one notebook); the judge kills that uid's processes once both are done."""
-        if self.mechanism == "none":
-            return
-        shutil.rmtree(self.work, ignore_errors=True)
-        self.use_workspace(sandbox.workspace("course-kernel-", owner))
-        self.triton_cache = triton_cache
-
     async def _async_pre_start_kernel(self, **kw):
         kernel_cmd, kw = await super()._async_pre_start_kernel(**kw)
         if self.mechanism == "none":
@@ -87,9 +77,7 @@ class SandboxedKernelManager(AsyncKernelManager):
         sandbox.copy_plain_tree(
             Path(kw.get("cwd") or "."), cwd, self.owner
         )  # the submission's files, no links
-        argv, env = sandbox.command(
-            kernel_cmd, self.work, self.mechanism, cwd=cwd, triton_cache=self.triton_cache
-        )
+        argv, env = sandbox.command(kernel_cmd, self.work, self.mechanism, cwd=cwd)
         self.log_file = open(self.work / "kernel.log", "ab")  # noqa: SIM115 (the kernel's, closed with the manager)
         weakref.finalize(self, self.log_file.close)
         # not the grader's own stdout and stderr (its log, its terminal): a file the quota bounds
@@ -99,11 +87,10 @@ class SandboxedKernelManager(AsyncKernelManager):
         await super()._async_post_start_kernel(**kw)
         if self.mechanism == "none":
             return
-        self.quota_watch = QuotaWatch(self.work, self.provisioner.pid, self.triton_cache)
+        self.quota_watch = QuotaWatch(self.work, self.provisioner.pid)
         self.quota_watch.start()
         weakref.finalize(self, self.quota_watch.done.set)
-        if self.triton_cache is None:  # a uid of its own (else the judge's, which kills its processes)
-            weakref.finalize(self, sandbox.kill_processes_of, self.owner)
+        weakref.finalize(self, sandbox.kill_processes_of, self.owner)
         await self.guard_sockets()
 
     async def guard_sockets(self, wait: float = 60.0) -> None:
@@ -124,18 +111,16 @@ class SandboxedKernelManager(AsyncKernelManager):
 
 
 class QuotaWatch(threading.Thread):
-    """Kills a sandboxed kernel whose working copy (and Triton cache, when shared with the judge) outgrows
-    `sandbox.DISK_QUOTA` (the notebook then counts as a kernel that died: the judge still grades every test cell)."""
+    """Kills a sandboxed kernel whose working copy (its Triton cache included) outgrows `sandbox.DISK_QUOTA`
+    (the notebook then counts as a kernel that died: the judge still grades every test cell)."""
 
-    def __init__(self, work: Path, pid: int, triton_cache: Path | None = None):
+    def __init__(self, work: Path, pid: int):
         super().__init__(daemon=True)
         self.work, self.pid, self.done = work, pid, threading.Event()
-        self.triton_cache = triton_cache
 
     def run(self) -> None:
         while not self.done.wait(sandbox.QUOTA_POLL) and self.work.exists():
-            cache = sandbox.bytes_used(self.triton_cache) if self.triton_cache else 0
-            if sandbox.bytes_used(self.work) + cache > sandbox.DISK_QUOTA:
+            if sandbox.bytes_used(self.work) > sandbox.DISK_QUOTA:
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(self.pid, signal.SIGKILL)  # bwrap's sandbox dies with it (--die-with-parent)
                 return
@@ -155,7 +140,6 @@ class SandboxedExecute(Execute):
 
     def preprocess(self, nb, resources=None, km=None):
         self.started, self.kernel_ready, self.manager = time.monotonic(), None, None
-        self.shared = (resources or {}).get(SHARED)
         try:
             return super().preprocess(nb, resources, km)
         except DeadKernelError as error:
@@ -171,8 +155,6 @@ class SandboxedExecute(Execute):
 
     def create_kernel_manager(self):
         self.manager = super().create_kernel_manager()
-        if self.shared is not None:
-            self.manager.share_with_judge(*self.shared)
         return self.manager
 
     def start_new_kernel_client(self):  # nbconvert's Execute starts the kernel through the blocking calls
@@ -199,6 +181,6 @@ class SandboxedExecute(Execute):
             "other cells": sum(seconds[1:]) - tests,
         }
         work = getattr(self.manager, "work", None)
-        if work is None or self.shared is not None:  # no cache of its own: the judge counts the shared one
+        if work is None:
             return found
         return found | triton_stats.stages("notebook", work / "home" / ".triton")

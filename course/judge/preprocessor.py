@@ -140,7 +140,7 @@ class Judge(NbGraderPreprocessor):
             else:
                 summary = finish(nb, begun.result())
         finally:
-            if shared is not None:  # the notebook and the judge are done: their shared uid and cache end
+            if shared is not None:  # the judge is done: its children's uid and cache end
                 cache_stages = triton_stats.stages("pair", shared[1])
                 end_sharing(*shared)
         stages = summary.get("stages", {}) | resources.get(STAGES, {}) | cache_stages
@@ -199,7 +199,8 @@ def judge_cells(
 ) -> Judged:
     """Run the judge of every graded cell of `nb` that `unit` knows, on the module built from its solution cells
     (what the notebook's kernel printed is not needed: `finish` reads it). Its children run as a uid of their own
-    with a Triton cache of their own, or as the `shared` (uid, cache) of this notebook's kernel (`StartJudge`)."""
+    with a Triton cache of their own, or as the `shared` (uid, cache) `StartJudge` made, which `Judge` ends (never
+    the notebook's kernel's: code the scan never reads would plant there what the children load)."""
     judged = Judged(sandbox.choose(requested_sandbox)[0], [], {}, {})
     source = module_source(nb, unit.student_cells, unit.preamble)
     findings = scan(source, unit.banned, unit.suspicious)
@@ -267,7 +268,7 @@ def judge_cells(
     finally:
         for each in children:
             each.close()
-        if shared is None:  # else the kernel may still run: `Judge` ends them both
+        if shared is None:  # else `Judge` ends them
             judged.stages |= triton_stats.stages("judge", triton_cache)
             end_sharing(owner, triton_cache)
     judged.stages |= {"judge child start": sum(each.start_seconds for each in children)}

@@ -396,10 +396,6 @@ def bytes_used(folder: Path) -> int:
     return used
 
 
-def over_quota(workdir: Path) -> bool:
-    return bytes_used(workdir) > DISK_QUOTA
-
-
 def kill_processes_of(owner: int) -> None:
     """Kill every process left running as a grading's own uid (one that escaped its session and process group)."""
     import psutil

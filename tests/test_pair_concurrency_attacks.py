@@ -1,0 +1,79 @@
+"""Attacks on a pair graded with its judge beside its notebook (`StartJudge`): the notebook's kernel runs code the
+scan never reads (added cells, top-level statements), at the same time as the judge's children, so nothing it
+writes may reach what those children load, and what the children write counts against the quota."""
+
+import os
+
+import nbformat
+import pytest
+import torch
+
+from course.judge import preprocessor, sandbox
+from course.judge.child import CallFailed, Child
+from course.judge.kernel import SandboxedExecute
+
+AS_ROOT = pytest.mark.skipif(os.geteuid() != 0, reason="the grader runs as root (a uid per grading)")
+
+LOOK = """import os
+
+
+def planted():
+    return sorted(os.listdir(os.environ['TRITON_CACHE_DIR']))
+"""
+
+
+@AS_ROOT
+def test_the_notebooks_kernel_cannot_plant_in_the_cache_its_judges_children_load(tmp_path):
+    """Attack: a cell the scan never reads writes a library where the kernel's Triton cache is, and where the judge's
+    children's cache is (its path told to the cell), while the judge runs. On a GPU Triton loads the launcher and
+    driver stubs it finds in its cache (`triton.runtime.build`): native code of the student's in the judge's child,
+    unscanned and unflagged, forging every measurement made there."""
+    owner = sandbox.new_owner()
+    cache = sandbox.shared_folder("course-triton-test-", owner)
+    resources = {"metadata": {"path": str(tmp_path)}, preprocessor.SHARED: (owner, cache)}
+    plant = (
+        "import os\n"
+        f"for folder in (os.environ['TRITON_CACHE_DIR'], {str(cache)!r}):\n"
+        "    try:\n"
+        "        os.makedirs(os.path.join(folder, 'k'), exist_ok=True)\n"
+        "        open(os.path.join(folder, 'k', 'cuda_utils.so'), 'wb').write(b'native code')\n"
+        "    except OSError:\n"
+        "        pass"
+    )
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(plant)])
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    child = Child(LOOK, {}, sandbox.choose("auto")[0], triton_cache=cache, owner=owner)
+    try:
+        execute = SandboxedExecute(timeout=60)
+        execute.preprocess(nb, resources)
+        assert list(child.call("planted").result) == []
+    finally:
+        child.close()
+        preprocessor.end_sharing(owner, cache)
+
+
+FILL = """import os
+
+
+def fill(x):
+    for i in range(16):
+        with open(os.path.join(os.environ['TRITON_CACHE_DIR'], f'f{i}'), 'wb') as f:
+            f.write(os.urandom(1 << 20))
+    return x
+"""
+
+
+def test_a_judge_child_that_fills_the_shared_cache_is_stopped(monkeypatch):
+    """Attack: the judge's child writes past the quota into the Triton cache its notebook's children share (a folder
+    of the host's temp disk); it must be stopped as one that fills its home is."""
+    monkeypatch.setattr(sandbox, "DISK_QUOTA", 8 << 20)
+    owner = sandbox.new_owner()
+    cache = sandbox.shared_folder("course-triton-test-", owner)
+    child = Child(FILL, {}, sandbox.choose("auto")[0], triton_cache=cache, owner=owner)
+    try:
+        with pytest.raises(CallFailed, match="MiB of files"):
+            child.call("fill", torch.ones(1), timeout=50)
+        assert sandbox.bytes_used(cache) < 8 << 20
+    finally:
+        child.close()
+        preprocessor.end_sharing(owner, cache)
