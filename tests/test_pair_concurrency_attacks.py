@@ -2,13 +2,16 @@
 scan never reads (added cells, top-level statements), at the same time as the judge's children, so nothing it
 writes may reach what those children load, and what the children write counts against the quota."""
 
+import dataclasses
 import os
+import time
 
 import nbformat
 import pytest
 import torch
 
-from course.judge import preprocessor, sandbox
+from course import ROOT, notebooks
+from course.judge import preprocessor, sandbox, units
 from course.judge.child import CallFailed, Child
 from course.judge.kernel import SandboxedExecute
 
@@ -77,3 +80,38 @@ def test_a_judge_child_that_fills_the_shared_cache_is_stopped(monkeypatch):
     finally:
         child.close()
         preprocessor.end_sharing(owner, cache)
+
+
+UNIT08 = ROOT / "source" / "08_flash_attention_triton" / "flash_attention_triton.ipynb"
+
+
+def test_a_timed_cell_is_judged_once_the_notebooks_kernel_has_ended(monkeypatch):
+    """Attack (on a GPU): the notebook's kernel, running beside the judge, loads the GPU while the judge times SDPA
+    and rests while it times the student's kernels (the child tells it when, e.g. through the GPU's free memory), so
+    a slow kernel reaches the threshold of `test_performance`. A timed cell waits for the notebook: only the judge's
+    child then runs code of this pair. Here stand-in cells record when they start; `StartJudge`, a notebook's run of
+    half a second, then `Judge`."""
+    real = units.UNITS[UNIT08.name]
+    started = {}
+
+    def check(j):
+        started[j.cell.grade_id] = time.monotonic()
+        with j.case("p", "nothing to run"):
+            pass
+
+    cells = {
+        gid: dataclasses.replace(cell, properties={"p": 1}, check=check) for gid, cell in real.cells.items()
+    }
+    monkeypatch.setitem(units.UNITS, UNIT08.name, dataclasses.replace(real, cells=cells))
+    resources = {"nbgrader": {"notebook": UNIT08.stem, "student": "alice", "assignment": "08"}}
+    nb = notebooks.read(UNIT08)
+    nb, resources = preprocessor.StartJudge(salt="salt").preprocess(nb, resources)
+    time.sleep(0.5)
+    notebook_ended = time.monotonic()
+    preprocessor.Judge(salt="salt").preprocess(nb, resources)
+    timed = {gid for gid, cell in cells.items() if cell.timed}
+    assert timed == {"test_performance"}
+    assert all(started[gid] >= notebook_ended for gid in timed)
+    assert all(
+        started[gid] < notebook_ended for gid in cells.keys() - timed
+    )  # the others beside the notebook

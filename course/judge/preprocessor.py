@@ -103,6 +103,14 @@ class Judged:
     started: float = field(default_factory=time.monotonic)
     ended: float = 0.0
 
+    def followed_by(self, later: Judged) -> Judged:
+        """This judging with the verdicts of `later`, a judging of the same module's other cells."""
+        self.verdicts |= later.verdicts
+        for name, value in later.stages.items():
+            self.stages[name] = self.stages.get(name, 0.0) + value
+        self.ended = later.ended
+        return self
+
 
 class Judge(NbGraderPreprocessor):
     """Judge every test cell that the notebook's unit judge knows, outside the student's code: finish the judging
@@ -137,8 +145,11 @@ class Judge(NbGraderPreprocessor):
         try:
             if begun is None:
                 summary = judge_notebook(nb, unit, info.get("student", ""), self.salt, self.sandbox)
-            else:
-                summary = finish(nb, begun.result())
+            else:  # the timed cells now, with nothing else of this pair running (`Cell.timed`)
+                timed = judge_cells(
+                    nb, unit, info.get("student", ""), self.salt, self.sandbox, shared=shared, timed=True
+                )
+                summary = finish(nb, begun.result().followed_by(timed))
         finally:
             if shared is not None:  # the judge is done: its children's uid and cache end
                 cache_stages = triton_stats.stages("pair", shared[1])
@@ -173,7 +184,7 @@ class StartJudge(Judge):
         atexit.register(shutil.rmtree, shared[1], True)  # also if the notebook's run fails before `Judge`
         pool = ThreadPoolExecutor(1, thread_name_prefix="judge")
         resources[STARTED] = pool.submit(
-            judge_cells, copy.deepcopy(nb), unit, student, self.salt, self.sandbox, shared=shared
+            judge_cells, copy.deepcopy(nb), unit, student, self.salt, self.sandbox, shared=shared, timed=False
         )
         pool.shutdown(wait=False)
         return nb, resources
@@ -196,11 +207,13 @@ def judge_cells(
     requested_sandbox: str,
     parallel_cells: int | None = None,
     shared: tuple[int, Path] | None = None,
+    timed: bool | None = None,
 ) -> Judged:
     """Run the judge of every graded cell of `nb` that `unit` knows, on the module built from its solution cells
     (what the notebook's kernel printed is not needed: `finish` reads it). Its children run as a uid of their own
     with a Triton cache of their own, or as the `shared` (uid, cache) `StartJudge` made, which `Judge` ends (never
-    the notebook's kernel's: code the scan never reads would plant there what the children load)."""
+    the notebook's kernel's: code the scan never reads would plant there what the children load). `timed`: only
+    the cells that are (True) or are not (False) `Cell.timed`; None: all."""
     judged = Judged(sandbox.choose(requested_sandbox)[0], [], {}, {})
     source = module_source(nb, unit.student_cells, unit.preamble)
     findings = scan(source, unit.banned, unit.suspicious)
@@ -261,6 +274,7 @@ def judge_cells(
         for cell in nb.cells
         if cell.get("metadata", {}).get("nbgrader", {}).get("grade_id") in unit.cells
         and cell.metadata["nbgrader"].get("grade")
+        and timed in (None, unit.cells[cell.metadata["nbgrader"]["grade_id"]].timed)
     ]
     try:
         with ThreadPoolExecutor(parallel_cells) as pool:

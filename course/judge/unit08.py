@@ -340,7 +340,9 @@ def memory(j: Judgement) -> None:
         check_long_sequence(j, *forward_backward(j, n, 64, F16, True), what)
 
 
-@UNIT.cell("test_performance", {SPEED: 1}, selfcheck=SPEED, gpu_only=frozenset({SPEED}), timeout=600)
+@UNIT.cell(
+    "test_performance", {SPEED: 1}, selfcheck=SPEED, gpu_only=frozenset({SPEED}), timeout=600, timed=True
+)
 def performance(j: Judgement) -> None:
     """The student's kernels are timed in the child (`triton_calls.speed_ratios`); SDPA, the peer, is timed
     here, where the student's code cannot slow it down."""

@@ -113,7 +113,7 @@ def hopper_forward(j: Judgement) -> None:
         persistent_case(j, checks.hopper.INTERPRETER_SMS + 1, j.odd(33, 60), 64, F16, True)
 
 
-@UNIT.cell("test_hopper_speed", {SPEED: 1}, gpu_only=frozenset({SPEED}), timeout=600)
+@UNIT.cell("test_hopper_speed", {SPEED: 1}, gpu_only=frozenset({SPEED}), timeout=600, timed=True)
 def hopper_speed(j: Judgement) -> None:
     """The student's forward is timed in the child (`triton_calls.speed_ratios`); the unit-08 kernel, the peer,
     is timed here, where the student's code cannot slow it down."""
