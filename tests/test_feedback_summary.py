@@ -62,6 +62,8 @@ def stand_in_unit() -> Unit:
 
 
 class NoChild:
+    start_seconds = 0.0  # the judge's stage timings read it
+
     def __init__(self, *args, **kwargs):
         pass
 
