@@ -85,9 +85,8 @@ def figure(runs: list[dict], path: Path) -> None:
     ax.set_xlabel(text("GPU 数", "GPUs"))
     ax.set_ylabel(text("评完全班的秒数", "seconds to grade the class"))
     ax.set_title(text(f"单元 08：{runs[0]['pairs']} 名学生", f"unit 08: {runs[0]['pairs']} students"))
-    ax.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    ax.legend(loc="upper right")
+    fig.savefig(path, dpi=120, bbox_inches="tight")
     plt.close(fig)
 
 
