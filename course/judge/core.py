@@ -45,8 +45,8 @@ class Cell:
     # the cell this one is judged right after, in the same child: their cases call the same kernels, which this
     # cell then finds compiled (two children at once would each compile them)
     after: str | None = None
-    # times the student's code against a peer on the GPU: judged once the notebook's kernel has ended (running beside
-    # the judge, it could load the GPU while the peer is timed), `course.judge.preprocessor.Judge`
+    # times the student's code against a peer on the GPU: judged once the notebook's kernel has ended and the other
+    # cells are judged (running beside it, they could load the GPU while the peer is timed), `preprocessor.Judge`
     timed: bool = False
 
 

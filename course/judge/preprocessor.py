@@ -145,11 +145,12 @@ class Judge(NbGraderPreprocessor):
         try:
             if begun is None:
                 summary = judge_notebook(nb, unit, info.get("student", ""), self.salt, self.sandbox)
-            else:  # the timed cells now, with nothing else of this pair running (`Cell.timed`)
+            else:  # the timed cells once the others are judged too: nothing else of this pair runs (`Cell.timed`)
+                beside = begun.result()
                 timed = judge_cells(
                     nb, unit, info.get("student", ""), self.salt, self.sandbox, shared=shared, timed=True
                 )
-                summary = finish(nb, begun.result().followed_by(timed))
+                summary = finish(nb, beside.followed_by(timed))
         finally:
             if shared is not None:  # the judge is done: its children's uid and cache end
                 cache_stages = triton_stats.stages("pair", shared[1])
