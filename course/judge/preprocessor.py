@@ -2,7 +2,8 @@
 
 `StartJudge`, placed before `Execute` in `Autograde.autograde_preprocessors` (nbgrader_config.py), starts it and
 `Judge`, placed after, finishes it: the hidden cases need only the submitted source, so they run while the
-notebook's kernel does. For a notebook that has a unit judge (`course.judge.units`), it builds the student's
+notebook's kernel does, but for the timed cells (`Cell.timed`), judged last, once nothing else of the pair runs
+(the kernel has its own uid and Triton cache: it runs code the scan never reads). For a notebook that has a unit judge (`course.judge.units`), it builds the student's
 module from the solution cells, scans it, runs it in sandboxed children on seeded inputs, compares with float64
 references here, and replaces each judged test cell's outputs by its report: nothing more for full marks, the
 points as the cell's value for partial credit, an error for zero (nbgrader's own rule). What the notebook's kernel
@@ -173,7 +174,8 @@ class Judge(NbGraderPreprocessor):
 class StartJudge(Judge):
     """Placed before the notebook's `Execute`: starts judging its cells on a thread, so the judge's children run
     while the notebook's kernel does (the hidden cases read only the submitted source: the module built from the
-    solution cells); `Judge`, after `Execute`, waits for the verdicts and writes them into the executed cells."""
+    solution cells); `Judge`, after `Execute`, waits for the verdicts, judges the timed cells and writes them all
+    into the executed cells."""
 
     def preprocess(self, nb, resources):
         unit = self.unit_of(resources)
