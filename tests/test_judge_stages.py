@@ -1,6 +1,6 @@
 """Where a pair's grading time goes: the judge's order of cells (a cell judged `after` another shares its child),
-the Triton cache read from outside (`course.judge.triton_stats`), and the cache a notebook's kernel shares with its
-judge: that pair's alone, gone once judged. The stages of a real grading are checked on the demo's class
+the Triton cache read from outside (`course.judge.triton_stats`), and the cache a pair's judge children share:
+that pair's alone, gone once judged. The stages of a real grading are checked on the demo's class
 (tests/test_course_units.py)."""
 
 import dataclasses
@@ -91,7 +91,7 @@ def peek(folder):
 
 
 def test_a_students_triton_cache_is_out_of_another_students_reach():
-    """Attack: the cache one student's notebook and judge share (`StartJudge`) is named to another student's
+    """Attack: the cache one student's judge children share (`StartJudge`) is named to another student's
     sandboxed code, which tries to list it, read what the first student's process compiled into it, and plant a
     kernel there. Each student's cache is a folder of the pair's own, outside the other's sandbox."""
     mechanism = sandbox.choose("auto")[0]
@@ -114,9 +114,9 @@ def test_a_students_triton_cache_is_out_of_another_students_reach():
     assert not alices.exists() and not bobs.exists()  # nothing left for the next student
 
 
-def test_the_cache_a_notebook_shares_with_its_judge_is_gone_once_judged(monkeypatch):
-    """`StartJudge` gives the notebook's kernel and the judge one uid and Triton cache; `Judge` deletes the cache
-    when both are done (here with no kernel run between them), and the stages count what was compiled in it."""
+def test_the_cache_a_judge_shares_among_its_children_is_gone_once_judged(monkeypatch):
+    """`StartJudge` gives the judge's children one uid and Triton cache (the notebook's kernel has its own);
+    `Judge` deletes the cache when the judge is done (here with no kernel run between them), and the stages count what was compiled in it."""
     real = units.UNITS[UNIT06.name]
 
     def check(j):
