@@ -182,8 +182,7 @@ class StartJudge(Judge):
         if unit is None or not self.salt:  # `Judge` says why it cannot judge
             return nb, resources
         student = resources.get("nbgrader", {}).get("student", "")
-        owner = sandbox.new_owner()
-        shared = resources[SHARED] = (owner, sandbox.shared_folder("course-triton-", owner))
+        shared = resources[SHARED] = new_share()
         atexit.register(shutil.rmtree, shared[1], True)  # also if the notebook's run fails before `Judge`
         pool = ThreadPoolExecutor(1, thread_name_prefix="judge")
         resources[STARTED] = pool.submit(
@@ -226,10 +225,7 @@ def judge_cells(
     on_gpu = utils.mode().is_gpu
     parallel_cells = parallel_cells or (unit.parallel_cells_on_gpu if on_gpu else 1)
     settings = {"banned": unit.banned, "ban_fused_attention": True}
-    owner = (
-        shared[0] if shared else sandbox.new_owner()
-    )  # one uid for this notebook's children and their cache
-    triton_cache = shared[1] if shared else sandbox.shared_folder("course-triton-", owner)
+    owner, triton_cache = shared or new_share()  # one uid for this notebook's children and their cache
     children, children_lock, mine = [], threading.Lock(), threading.local()
 
     def child() -> Child:
@@ -294,9 +290,15 @@ def judge_cells(
     return judged
 
 
+def new_share() -> tuple[int, Path]:
+    """A fresh uid for a notebook's judge children and the Triton cache they share (`end_sharing` ends both)."""
+    owner = sandbox.new_owner()
+    return owner, sandbox.shared_folder("course-triton-", owner)
+
+
 def end_sharing(owner: int, triton_cache: Path) -> None:
-    """Kill what still runs as a notebook's uid (what left its session and process group) and delete the Triton
-    cache of its processes: nothing of one student's grading is left for another's."""
+    """Kill what still runs as the judge children's uid (what left its session and process group) and delete their
+    Triton cache: nothing of one student's grading is left for another's."""
     sandbox.kill_processes_of(owner)
     shutil.rmtree(triton_cache, ignore_errors=True)
 
