@@ -8,9 +8,10 @@ A one-GPU run sees the first GPU and the first half of the cores (`--cores-per-g
 cores / its GPUs), so it grades as a one-GPU host of this kind would, with `course grade`'s default jobs; a
 two-GPU run sees both GPUs and every core. Ray runs start a one-node cluster (`ray start`) with those CPUs and
 GPUs. Every run grades a fresh copy of the course with the same salt. Writes `grading_gpus_<through>.json` per
-`--through` (per run: seconds, seconds per pair, the two-GPU time against the one-GPU time; per pair: which GPU
-graded it, its seconds and scores) and, once both are in DIR, `grading_gpus.png`; it prints whether the scores
-of every run found in DIR are identical.
+`--through` (per run: seconds, seconds per pair, the two-GPU time against the one-GPU time, on Ray the CPU
+seconds of its own processes; per pair: which GPU graded it, its seconds (on Ray with the seconds Ray added to
+it: "ray/pack", "ray/queued", "ray/unpack", "ray/pack back", "ray/place") and scores) and, once both are in DIR,
+`grading_gpus.png`; it prints whether the scores of every run found in DIR are identical.
 """
 
 from __future__ import annotations
@@ -66,7 +67,10 @@ def graded(course, root: Path, through: str, gpus: int, cores_per_gpu: int) -> d
         if through == "local":
             return grade_run(course, root, label, jobs, None) | {"gpus": gpus, "jobs": jobs}
         with local_cluster(nodes=1, cpus=grade.cpu_count(), gpus=gpus) as cluster:
-            return grade_run(course, root, label, jobs, cluster.address) | {"gpus": gpus, "jobs": jobs}
+            before = cluster.daemon_cpu_seconds()
+            run = grade_run(course, root, label, jobs, cluster.address)
+            daemons = {k: round(v - before.get(k, 0.0), 1) for k, v in cluster.daemon_cpu_seconds().items()}
+            return run | {"gpus": gpus, "jobs": jobs, "ray_daemons_cpu_seconds": daemons}
 
 
 def cell_scores(run: dict) -> dict[str, dict[str, float]]:
@@ -112,9 +116,8 @@ def main() -> int:
             runs = []
             for gpus in (1, 2):
                 run = graded(course, root, through, gpus, cores)
-                runs.append(
-                    summary(run, by_pair, points) | {"through": through, "gpus": gpus, "jobs": run["jobs"]}
-                )
+                kept = {key: run[key] for key in ("jobs", "ray_daemons_cpu_seconds") if key in run}
+                runs.append(summary(run, by_pair, points) | {"through": through, "gpus": gpus} | kept)
                 for entry, row in zip(runs[-1]["pairs_detail"], run["rows"], strict=True):
                     entry |= {"cells": row.cells, "problems": row.problems, "flags": row.flags}
                 # written after each run: a call cut short keeps what it finished

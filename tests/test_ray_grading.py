@@ -34,9 +34,10 @@ SALT = "ray-test-salt"
 @pytest.fixture(scope="module")
 def cluster():
     """A head and a second node on this machine, each with its own short temp folder; the address, the second
-    node and both nodes' names."""
+    node, both nodes' names and the cluster."""
     with local_cluster(nodes=2, cpus=1) as running:
-        yield running.address, running.processes[1], {"head": running.head, "second": running.others[0]}
+        names = {"head": running.head, "second": running.others[0]}
+        yield running.address, running.processes[1], names, running
 
 
 class Killer(threading.Thread):
@@ -84,7 +85,7 @@ def outcome(rows):
 def graded(cluster, tmp_path_factory):
     """The sample class plus a blank student, graded by the local pool and then on the cluster, where the second
     node is killed while it grades its second pair."""
-    address, second, names = cluster
+    address, second, names, _ = cluster
     tmp = tmp_path_factory.mktemp("ray")
     class_folder = sample_class_with_blank(tmp)
     mp = pytest.MonkeyPatch()
@@ -115,6 +116,19 @@ def test_pairs_ran_on_both_nodes_and_each_pair_records_its_node(graded):
     lines = (course.root / "grades.csv").read_text().splitlines()
     assert lines[0].split(",")[8] == "node"
     assert {line.split(",")[8] for line in lines[1:]} == {names["head"], names["second"]}
+
+
+def test_each_pair_says_the_seconds_ray_added_and_the_cluster_what_its_daemons_used(cluster, graded):
+    _, local, rows, *_ = graded
+    added = ("ray/pack", "ray/queued", "ray/unpack", "ray/pack back", "ray/place")
+    for row in rows:
+        assert all(row.seconds[key] >= 0 for key in added), row.seconds
+        assert sum(row.seconds[key] for key in added) <= row.seconds["job"] + 0.1, row.seconds
+    assert not [key for row in local for key in row.seconds if key.startswith("ray/")]
+    used = cluster[3].daemon_cpu_seconds()
+    assert {"raylet", "gcs_server"} <= set(used) and min(used.values()) >= 0, used
+    assert "log_monitor" not in used, used  # started without one: nothing reads the workers' output
+    assert not [name for name in used if name.startswith("ray::") and not name.endswith("Agent")], used
 
 
 def test_a_pair_whose_node_died_mid_grade_is_graded_once_elsewhere(graded):

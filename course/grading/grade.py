@@ -282,6 +282,7 @@ def grade_pair(
     began = time.monotonic()
     results, timed_out, row.node = where.run(job)
     row.seconds["job"] = round(time.monotonic() - began, 1)
+    row.seconds.update(job.seconds)  # on Ray: what it added to the job ("ray/pack", "ray/queued", …)
     for nb in present:
         entry = results.get(student, {}).get(nb)
         if entry is None:

@@ -35,8 +35,9 @@ def free_port() -> int:
 
 
 def start_node(temp: Path, cpus: int, *options: str) -> subprocess.Popen:
-    """`ray start --block` in a process group of its own. Its agents get their ports up front: on a loaded machine
-    the raylet gives up waiting for an agent to report a port of its own choosing."""
+    """`ray start --block` in a process group of its own, without a log monitor (`RayPool` never shows the
+    workers' output). Its agents get their ports up front: on a loaded machine the raylet gives up waiting for an
+    agent to report a port of its own choosing."""
     return subprocess.Popen(
         [
             RAY,
@@ -46,6 +47,7 @@ def start_node(temp: Path, cpus: int, *options: str) -> subprocess.Popen:
             f"--temp-dir={temp}",
             f"--object-store-memory={100 * 2**20}",
             "--disable-usage-stats",
+            "--include-log-monitor=false",
             *(f"--{agent}-port={free_port()}" for agent in AGENTS),
             *options,
         ],
@@ -114,6 +116,34 @@ class Cluster:
     processes: list[subprocess.Popen]  # the head's `ray start` first
     head: str = ""  # node names, as grades.csv records them
     others: list[str] = field(default_factory=list)
+
+    def daemon_cpu_seconds(self) -> dict[str, float]:
+        """The CPU seconds Ray's own processes used so far ("raylet", "gcs_server", "dashboard", ...; the nodes'
+        together): not its workers ("ray::IDLE", "ray::run_on_node") nor the jobs they run."""
+        import psutil
+
+        found, used = [], {}
+        for node in self.processes:
+            with contextlib.suppress(psutil.NoSuchProcess):  # a node killed on purpose
+                found.append(psutil.Process(node.pid))
+        while found:
+            process = found.pop()
+            try:
+                name = process_name(process)
+                if name.startswith("ray::") and not name.endswith("Agent"):
+                    continue
+                times = process.cpu_times()
+                found += process.children()
+            except psutil.NoSuchProcess:
+                continue
+            used[name] = used.get(name, 0.0) + times.user + times.system
+        return used
+
+
+def process_name(process) -> str:
+    """A Ray process's name: its program's, or its script's for Python ("dashboard", "monitor")."""
+    script = next((Path(arg).stem for arg in process.cmdline()[1:3] if arg.endswith(".py")), None)
+    return script or process.name()
 
 
 @contextlib.contextmanager

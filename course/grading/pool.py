@@ -25,7 +25,8 @@ import socket
 import tarfile
 import tempfile
 import threading
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from course.grading.runner import JOB_PREFIX, run_job
@@ -45,7 +46,8 @@ class NotGraded(Exception):
 
 @dataclass
 class Job:
-    """One `run_job` request with the files it reads (`inputs`) and writes (`outputs`), absolute paths here."""
+    """One `run_job` request with the files it reads (`inputs`) and writes (`outputs`), absolute paths here;
+    `seconds`: what the pool spent around the job, filled by a Ray pool (`RayPool.run`)."""
 
     request: dict
     timeout: float
@@ -53,6 +55,7 @@ class Job:
     threads: int | None = None
     inputs: tuple[Path, ...] = ()
     outputs: tuple[Path, ...] = ()
+    seconds: dict[str, float] = field(default_factory=dict)
 
 
 class LocalPool:
@@ -189,20 +192,28 @@ def node_facts() -> dict:
 
 def run_in_copy(archive: bytes, request: dict, timeout: float, threads: int, outputs: list[str]) -> dict:
     """Run `request` in a private copy of its files (`pack`ed by their absolute paths); the results, the log and
-    an archive of what it wrote. The copy is a job folder of this process: if the node dies, the next job there
-    removes it (`runner.sweep_abandoned_jobs`)."""
+    an archive of what it wrote, and its seconds (unpacking, packing back, in all). The copy is a job folder of
+    this process: if the node dies, the next job there removes it (`runner.sweep_abandoned_jobs`)."""
+    began = time.monotonic()
     with tempfile.TemporaryDirectory(prefix=f"{JOB_PREFIX}{os.getpid()}-ray-") as tmp:
         mirror = Path(tmp)
         unpack(archive, mirror)
+        unpacked = time.monotonic()
         here = {key: str(mirror) + value if key in PATH_KEYS else value for key, value in request.items()}
         log = mirror / "job.log"
         results, timed_out = run_job(here, timeout, log, threads)
-        written = [mirror / name.lstrip("/") for name in outputs]
+        ran = time.monotonic()
+        written = pack([mirror / name.lstrip("/") for name in outputs], mirror)
         return {
             "results": results,
             "timed_out": timed_out,
             "log": log.read_text(encoding="utf-8", errors="replace") if log.is_file() else "",
-            "outputs": pack(written, mirror),
+            "outputs": written,
+            "seconds": {
+                "unpack": unpacked - began,
+                "pack back": time.monotonic() - ran,
+                "task": time.monotonic() - began,
+            },
         }
 
 
@@ -408,13 +419,17 @@ class RayPool:
         ray.shutdown()
 
     def run(self, job: Job) -> tuple[dict, bool, str]:
-        """(results, timed_out, node) of a job run as a Ray task; NotGraded when no attempt finished."""
+        """(results, timed_out, node) of a job run as a Ray task; NotGraded when no attempt finished. The seconds
+        Ray added go to `job.seconds` (`ray_seconds`)."""
         import ray
 
+        began = time.monotonic()
         request = {k: str(Path(v).resolve()) if k in PATH_KEYS else v for k, v in job.request.items()}
+        archive = pack([p.resolve() for p in job.inputs])
+        packed = time.monotonic()
         cpus, gpus = self.shape
         ref = self.task.options(num_cpus=cpus, num_gpus=gpus, max_retries=RETRIES).remote(
-            pack([p.resolve() for p in job.inputs]),
+            archive,
             request,
             job.timeout,
             self.threads,
@@ -433,9 +448,13 @@ class RayPool:
             ) from None
         finally:
             self.running.discard(ref)
+        returned = time.monotonic()
         place(done["outputs"], tuple(p.resolve() for p in job.outputs))
         with job.log.open("a", encoding="utf-8") as log:
             log.write(f"==== Ray node {done['node']}\n{done['log']}")
+        job.seconds = ray_seconds(
+            packed - began, returned - packed, done["seconds"], time.monotonic() - returned
+        )
         return done["results"], done["timed_out"], done["node"]
 
     def stop(self) -> None:
@@ -444,6 +463,20 @@ class RayPool:
 
         for ref in list(self.running):
             ray.cancel(ref, force=True)
+
+
+def ray_seconds(packing: float, waited: float, task: dict[str, float], placing: float) -> dict[str, float]:
+    """What Ray added to a job, in seconds: packing its files on the head, "queued" (from submitting the task to
+    its start on a node, and its result's way back: scheduling, a worker process started, the transfers),
+    unpacking and packing back on the node, placing what came back on the head."""
+    added = {
+        "pack": packing,
+        "queued": waited - task["task"],
+        "unpack": task["unpack"],
+        "pack back": task["pack back"],
+        "place": placing,
+    }
+    return {f"ray/{name}": round(max(0.0, value), 2) for name, value in added.items()}
 
 
 def open_pool(address: str | None) -> LocalPool | RayPool:
