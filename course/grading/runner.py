@@ -14,6 +14,7 @@ import tempfile
 from pathlib import Path
 
 from course import ROOT
+from course.judge import bytecode
 from utils.measure import LOCK_DIR_ENV
 
 
@@ -28,6 +29,8 @@ def worker_env(threads: int | None = None) -> dict[str, str]:
     env["TQDM_DISABLE"] = "1"  # a progress bar in graded code writes to stderr, which zeroes a test cell
     env["PYTHONUNBUFFERED"] = "1"
     env.setdefault(LOCK_DIR_ENV, lock_folder())  # each job's TMPDIR is its own: the GPU timing locks are not
+    if (compiled := bytecode.prepare()) is not None:  # sandboxes read the environment's bytecode from there
+        env["PYTHONPYCACHEPREFIX"] = str(compiled)
     return env
 
 

@@ -28,6 +28,7 @@ import tempfile
 from pathlib import Path
 
 from course import ROOT
+from course.judge import bytecode
 from utils.messages import bilingual
 
 MECHANISMS = ("bubblewrap", "namespaces", "none")
@@ -104,9 +105,12 @@ def kept_paths(hidden: list[Path], workdir: Path, shared: Path | None = None) ->
     return _outermost([*keep, workdir.resolve(), *([shared.resolve()] if shared else [])])
 
 
-def child_env(workdir: Path, home: Path, triton_cache: Path | None = None) -> dict[str, str]:
+def child_env(
+    workdir: Path, home: Path, triton_cache: Path | None = None, compiled: Path | None = None
+) -> dict[str, str]:
     """A small environment: no secrets of the grader's, the student utils first on the path; Triton's cache in
-    `triton_cache` when given (shared by one student's processes), else in the home folder."""
+    `triton_cache` when given (shared by one student's processes), else in the home folder; the environment's
+    bytecode read from `compiled` when given (`readable_bytecode`)."""
     env = {key: os.environ[key] for key in PASSED_ENV if key in os.environ}
     extra = [
         p
@@ -127,7 +131,17 @@ def child_env(workdir: Path, home: Path, triton_cache: Path | None = None) -> di
         MPLCONFIGDIR=str(home / ".matplotlib"),
         TQDM_DISABLE="1",
     )
+    if compiled is not None:
+        env["PYTHONPYCACHEPREFIX"] = str(compiled)
     return env
+
+
+def readable_bytecode(mechanism: str) -> Path | None:
+    """The grader's bytecode folder (`course.judge.bytecode`), where a sandbox of `mechanism` reads it and cannot
+    write it: bubblewrap mounts it read-only; the fallback keeps it only for a uid of the sandbox's own."""
+    if mechanism == "namespaces" and os.geteuid() != 0:
+        return None
+    return bytecode.in_use()
 
 
 def new_owner() -> int:
@@ -215,7 +229,7 @@ class Root:
         self.folders.add(Path(target))  # empty: what is made under it needs its folders made too
 
 
-def bubblewrap_argv(workdir: Path, cwd: Path, shared: Path | None) -> list[str]:
+def bubblewrap_argv(workdir: Path, cwd: Path, shared: Path | None, compiled: Path | None = None) -> list[str]:
     """bwrap's options: an allow-list root over the system, the environment and the working copy. A root grader
     builds it with privileges and the command then drops to the working copy's owner; anyone else gets a user
     namespace in which they are that owner."""
@@ -251,7 +265,7 @@ def bubblewrap_argv(workdir: Path, cwd: Path, shared: Path | None) -> list[str]:
         root.mount("--ro-bind", "/sys")  # the CUDA driver reads its devices there
     for folder in ("/tmp", "/dev/shm"):
         root.filesystem("--tmpfs", folder, "--perms", "1777", "--size", str(TMPFS_BYTES))
-    for path in _outermost(python_paths()):
+    for path in _outermost([*python_paths(), *([compiled] if compiled else [])]):
         root.mount("--ro-bind", path)
     root.mount("--ro-bind", workdir)
     for name in WRITABLE:
@@ -270,9 +284,10 @@ def namespaces_argv(workdir: Path, cwd: Path, shared: Path | None, argv: list[st
     """The fallback's launcher (`course.judge.enter`), its spec written into the working copy."""
     hidden = hidden_paths(list(extra_hidden))
     privileged = os.geteuid() == 0
+    compiled = [Path(env["PYTHONPYCACHEPREFIX"])] if "PYTHONPYCACHEPREFIX" in env else []
     spec = {
         "hide": {str(p): "755" if p == ROOT else "1777" for p in hidden},
-        "keep": [str(p) for p in kept_paths(hidden, workdir, shared)],
+        "keep": [str(p) for p in kept_paths(hidden, workdir, shared)] + [str(p) for p in compiled],
         "argv": argv,
         "env": env,
         "cwd": str(cwd),
@@ -297,12 +312,13 @@ def command(
 ) -> tuple[list[str], dict]:
     """(command, environment) that runs `argv` under `mechanism` with the working copy `workdir`, in `cwd`
     (default: the working copy), writing Triton's cache to `triton_cache` if given."""
-    env = child_env(workdir, workdir / "home", triton_cache)
+    compiled = readable_bytecode(mechanism)
+    env = child_env(workdir, workdir / "home", triton_cache, compiled)
     cwd = cwd or workdir
     if mechanism == "none":
         return argv, env
     if mechanism == "bubblewrap":
-        return [*limits_argv(), *bubblewrap_argv(workdir, cwd, triton_cache), *argv], env
+        return [*limits_argv(), *bubblewrap_argv(workdir, cwd, triton_cache, compiled), *argv], env
     launcher_env = {**env, "PYTHONPATH": str(ROOT)}
     inner = namespaces_argv(workdir, cwd, triton_cache, argv, env, extra_hidden)
     return [*limits_argv(), *inner], launcher_env

@@ -1,0 +1,98 @@
+"""Python bytecode for the sandboxes, compiled by the grader alone.
+
+Every sandboxed process of a grading (the notebook's kernel, each visible self-check, each judge child) imports
+torch and Triton. Where the Python environment ships without bytecode and cannot be written (a read-only image, a
+`pip install --no-compile`; the sandbox itself sets `PYTHONDONTWRITEBYTECODE`), each of them compiles those
+sources again: on the H100 host 5.4–5.9 s of one unit-08 self-check child's 10–16 s, and a pair starts about a
+dozen such processes. So the grader compiles the environment once into a folder of its own
+(`PYTHONPYCACHEPREFIX`), which sandboxes read through a read-only mount and can never write: nothing a student's
+code writes is loaded by another's. Where the environment has its bytecode, nothing changes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import functools
+import importlib.util
+import os
+import site
+import stat
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+from course import ROOT
+from utils.messages import bilingual
+
+FOLDER = Path.home() / ".cache" / "flash-course-bytecode" / sys.implementation.cache_tag
+SAMPLES = ("json", "torch", "triton")  # modules every sandboxed process imports, stdlib first
+
+
+def beside_source(module: str) -> bool:
+    """Whether `module`'s bytecode lies where Python looks for it without a prefix (its `__pycache__`); True for a
+    module that is not installed."""
+    spec = importlib.util.find_spec(module)
+    if spec is None or not spec.origin or not spec.origin.endswith(".py"):
+        return True
+    source = Path(spec.origin)
+    return (source.parent / "__pycache__" / f"{source.stem}.{sys.implementation.cache_tag}.pyc").exists()
+
+
+def environment_folders() -> list[Path]:
+    """The Python environment's source folders: the standard library, site-packages and PYTHONPATH folders outside
+    the course's own code (copied into each sandbox; a virtual environment in the checkout is kept)."""
+    paths = sysconfig.get_paths()
+    found = [paths[key] for key in ("stdlib", "platstdlib", "purelib", "platlib")] + site.getsitepackages()
+    found += [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    folders, prefix = [], Path(sys.prefix).resolve()
+    for path in (Path(p).resolve() for p in found):
+        in_course = ROOT in (path, *path.parents) and prefix not in (path, *path.parents)
+        if path.is_dir() and not in_course and path not in folders:
+            folders.append(path)
+    return [p for p in folders if not any(q in p.parents for q in folders)]
+
+
+def own_folder(path: Path) -> bool:
+    """`path` is a folder of this user that nobody else may write (else a planted file would be loaded)."""
+    found = os.lstat(path)
+    return stat.S_ISDIR(found.st_mode) and found.st_uid == os.getuid() and not found.st_mode & 0o022
+
+
+@functools.cache
+def prepare() -> Path | None:
+    """The folder of the environment's bytecode for `PYTHONPYCACHEPREFIX`, compiled (or brought up to date) now,
+    once per process and under a lock shared by the graders of this user; None where the environment has its
+    bytecode already, or where no such folder of this user's own can be made."""
+    if all(beside_source(module) for module in SAMPLES):
+        return None
+    with contextlib.suppress(OSError):
+        FOLDER.mkdir(mode=0o755, parents=True, exist_ok=True)
+    if not FOLDER.is_dir() or not own_folder(FOLDER) or not own_folder(FOLDER.parent):
+        return None
+    with open(FOLDER / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        print(
+            bilingual(
+                "正在为沙箱编译 Python 环境的字节码（每台主机一次）……",
+                "compiling the Python environment's bytecode for the sandboxes (once per host)…",
+            ),
+            file=sys.stderr,
+            flush=True,
+        )
+        subprocess.run(
+            [sys.executable, "-m", "compileall", "-q", "-q", "-j", "0", *map(str, environment_folders())],
+            env={**os.environ, "PYTHONPYCACHEPREFIX": str(FOLDER)},
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            check=False,  # a package's unparsable file (a template, Python 2 code) is never imported
+        )
+    return FOLDER
+
+
+def in_use() -> Path | None:
+    """`FOLDER` when this process's environment hands it to its sandboxes (`runner.worker_env` set it) and nobody
+    else may write it."""
+    prefix = os.environ.get("PYTHONPYCACHEPREFIX")
+    return FOLDER if prefix and Path(prefix) == FOLDER and FOLDER.is_dir() and own_folder(FOLDER) else None
