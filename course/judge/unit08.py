@@ -268,11 +268,18 @@ def autograd_case(j: Judgement, b, n_q, n_k, d, dtype, is_causal) -> None:
             checks.check_gradient(grad, ref, dtype, f"{what}: {label}")
 
 
+def wide_key_tail(j: Judgement) -> int:
+    """Nk = 16·m + 1 in [65, 113]: a tile of any power of two from 16 keys up leaves at least 15 padded keys in its
+    last tile, an eighth of the keys or more, so a forward that lets them into the softmax is off by several per
+    cent on every seed (with any odd Nk a tail of one key hid it within float16's tolerance)."""
+    return 16 * j.rng.randrange(4, 8) + 1
+
+
 @UNIT.cell("test_dq", {**GRADIENT_PROPERTIES, AUTOGRAD: 1}, selfcheck=ODD)
 def dq(j: Judgement) -> None:
     gradient_cell(j, "dq")
     autograd_case(j, 2, j.odd(65, 200), j.odd(17, 64), 32, F32, True)
-    autograd_case(j, 1, j.odd(17, 64), j.odd(65, 200), 16, F16, False)
+    autograd_case(j, 1, j.odd(17, 64), wide_key_tail(j), 16, F16, False)
 
 
 def forward_backward(j: Judgement, n: int, d: int, dtype, is_causal: bool):
