@@ -17,10 +17,12 @@ another Ray, Python or course version than the head, and nodes whose Ray sockets
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import platform
 import shutil
+import signal
 import socket
 import tarfile
 import tempfile
@@ -201,7 +203,8 @@ def run_in_copy(archive: bytes, request: dict, timeout: float, threads: int, out
         unpacked = time.monotonic()
         here = {key: str(mirror) + value if key in PATH_KEYS else value for key, value in request.items()}
         log = mirror / "job.log"
-        results, timed_out = run_job(here, timeout, log, threads)
+        with sigint_unblocked():
+            results, timed_out = run_job(here, timeout, log, threads)
         ran = time.monotonic()
         written = pack([mirror / name.lstrip("/") for name in outputs], mirror)
         return {
@@ -215,6 +218,19 @@ def run_in_copy(archive: bytes, request: dict, timeout: float, threads: int, out
                 "task": time.monotonic() - began,
             },
         }
+
+
+@contextlib.contextmanager
+def sigint_unblocked():
+    """SIGINT unblocked in this thread meanwhile, so that the processes it starts do not inherit Ray's mask (Ray
+    starts its processes with SIGINT blocked): jupyter_client interrupts a kernel before shutting it down, and a
+    kernel that blocks SIGINT took ~2.6 s more to end, each notebook of each pair."""
+    blocked = signal.SIGINT in signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        if blocked:
+            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
 
 
 def run_on_node(archive: bytes, request: dict, timeout: float, threads: int, outputs: list[str]) -> dict:
