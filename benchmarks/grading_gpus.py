@@ -10,7 +10,8 @@ two-GPU run sees both GPUs and every core. Ray runs start a one-node cluster (`r
 GPUs. Every run grades a fresh copy of the course with the same salt. Writes `grading_gpus_<through>.json` per
 `--through` (per run: seconds, seconds per pair, the two-GPU time against the one-GPU time, on Ray the CPU
 seconds of its own processes; per pair: which GPU graded it, its seconds (on Ray with the seconds Ray added to
-it: "ray/pack", "ray/queued", "ray/unpack", "ray/pack back", "ray/place") and scores) and, once both are in DIR,
+it: "ray/pack", "ray/queued", "ray/unpack", "ray/pack back", "ray/place"), scores, flags and the judge's report of
+each flagged cell) and, once both are in DIR,
 `grading_gpus.png`; it prints whether the scores of every run found in DIR are identical.
 """
 
@@ -32,11 +33,11 @@ import torch  # noqa: E402
 
 import utils  # noqa: E402
 from benchmarks.grading_scale import grade_run, summary  # noqa: E402
-from benchmarks.grading_throughput import UNIT, build, class_plan  # noqa: E402
+from benchmarks.grading_throughput import UNIT, build, class_plan, judge_reports  # noqa: E402
 from course import notebooks  # noqa: E402
 from course.grading import grade  # noqa: E402
 from course.grading.local_cluster import local_cluster  # noqa: E402
-from course.layout import COURSE  # noqa: E402
+from course.layout import COURSE, Course  # noqa: E402
 from utils.plotting import text, use_fonts  # noqa: E402
 
 
@@ -106,7 +107,8 @@ def main() -> int:
     cores = args.cores_per_gpu or grade.cpu_count() // torch.cuda.device_count()
     plan = class_plan(args.students)
     by_pair = {(name, UNIT): (kind, must_fail) for name, kind, _, must_fail in plan}
-    nb = notebooks.read(COURSE.source / UNIT / COURSE.notebooks(UNIT)[0])
+    nb_name = COURSE.notebooks(UNIT)[0]
+    nb = notebooks.read(COURSE.source / UNIT / nb_name)
     points = {UNIT: (notebooks.graded_points(nb), set())}
     args.out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="grading-gpus-") as tmp:
@@ -118,8 +120,13 @@ def main() -> int:
                 run = graded(course, root, through, gpus, cores)
                 kept = {key: run[key] for key in ("jobs", "ray_daemons_cpu_seconds") if key in run}
                 runs.append(summary(run, by_pair, points) | {"through": through, "gpus": gpus} | kept)
+                graded_course = Course(root / f"course-{run['label']}", COURSE.wrong)
                 for entry, row in zip(runs[-1]["pairs_detail"], run["rows"], strict=True):
                     entry |= {"cells": row.cells, "problems": row.problems, "flags": row.flags}
+                    if row.flags:  # what the judge said in a flagged cell (a timed verdict that differs, say)
+                        entry["flagged_reports"] = judge_reports(
+                            graded_course, row.student, nb_name, " ".join(row.flags)
+                        )
                 # written after each run: a call cut short keeps what it finished
                 write(args.out / f"grading_gpus_{through}.json", runs, cores)
     found = [
