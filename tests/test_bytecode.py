@@ -8,10 +8,13 @@ import shutil
 import subprocess
 import sys
 import textwrap
+import threading
+import weakref
 from pathlib import Path
 
 import pytest
 
+from course.grading import overlay
 from course.judge import bytecode, sandbox
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the sandbox needs Linux namespaces")
@@ -66,7 +69,8 @@ PLANT = """
     import importlib.util, pathlib, sys
     import sample_module
     print(sys.pycache_prefix, sample_module.VALUE)
-    for target in (importlib.util.cache_from_source(sample_module.__file__), sys.pycache_prefix + "/new.pyc"):
+    pyc = pathlib.Path(importlib.util.cache_from_source(sample_module.__file__))
+    for target in (pyc, pyc.parent / "new.pyc"):
         try:
             pathlib.Path(target).write_bytes(b"planted")
             print("wrote", target)
@@ -92,10 +96,87 @@ def test_a_sandbox_loads_the_bytecode_and_cannot_plant_any(compiled, mechanism):
         shutil.rmtree(work, ignore_errors=True)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == [str(folder), "42", "refused", "refused"]
-    assert pyc.read_bytes() == before and not (folder / "new.pyc").exists()
+    assert pyc.read_bytes() == before and not (pyc.parent / "new.pyc").exists()
 
 
 def test_the_fallback_without_root_gets_no_bytecode_folder(compiled, monkeypatch):
     monkeypatch.setattr(sandbox.os, "geteuid", lambda: 1000)
     assert sandbox.readable_bytecode("namespaces") is None
     assert sandbox.readable_bytecode("bubblewrap") == compiled[1]
+
+
+def sandboxed(program: str, mechanism: str) -> subprocess.Popen:
+    """`program` started in a fresh working copy under `mechanism` (removed when the process is collected)."""
+    if not sandbox.probe(mechanism)[0]:
+        pytest.skip(f"{mechanism}: {sandbox.probe(mechanism)[1]}")
+    if sandbox.readable_bytecode(mechanism) is None:
+        pytest.skip("the fallback without root shares the grader's uid: it gets no bytecode folder")
+    work = sandbox.workspace()
+    argv, env = sandbox.command([sys.executable, "-c", textwrap.dedent(program)], work, mechanism)
+    process = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    weakref.finalize(process, shutil.rmtree, work, True)
+    return process
+
+
+SEARCH = """
+    import os, sys
+    found = []
+    for folder, _, files in os.walk(sys.pycache_prefix):
+        for name in files:
+            try:
+                with open(os.path.join(folder, name), "rb") as f:
+                    found += [name] if b"HIDDEN-CASE-7781" in f.read() else []
+            except OSError:
+                pass
+    print(found)
+"""
+
+
+@pytest.mark.parametrize("mechanism", ["bubblewrap", "namespaces"])
+def test_a_sandbox_cannot_read_the_bytecode_of_what_the_grader_imported(
+    compiled, mechanism, tmp_path, monkeypatch
+):
+    """The grader's own processes write into the folder what they import from outside the environment: the
+    course's code and the private overlay's judges with their hidden cases (`overlay.load_units`)."""
+    judge = tmp_path / "overlay" / "judge"
+    judge.mkdir(parents=True)
+    (judge / "unit06.py").write_text('HIDDEN = "HIDDEN-CASE-7781"\nclass UNIT:\n    notebook = "x.ipynb"\n')
+    monkeypatch.setattr(sys, "pycache_prefix", str(compiled[1]))  # as the grader's worker runs
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)
+    try:
+        overlay.load_units(tmp_path / "overlay")
+    finally:
+        sys.modules.pop("flash_course_overlay.unit06", None)
+    assert bytecode_of(judge / "unit06.py", compiled[1]).is_file()  # the grader wrote it
+    out, err = sandboxed(SEARCH, mechanism).communicate(timeout=120)
+    assert out.strip() == "[]", out + err
+
+
+HOLD = """
+    import fcntl, sys, time
+    try:
+        lock = open(sys.pycache_prefix + "/.lock")
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        print("locked", flush=True)
+        time.sleep(120)
+    except OSError:
+        print("refused", flush=True)
+"""
+
+
+@pytest.mark.parametrize("mechanism", ["bubblewrap", "namespaces"])
+def test_a_sandbox_cannot_hold_the_graders_compile_lock(compiled, mechanism):
+    """A student's kernel that took the lock of `prepare` (a read-only file takes a flock too) would stall every
+    grader of the host that starts meanwhile, before its job's time limit even runs."""
+    holder = sandboxed(HOLD, mechanism)
+    try:
+        said = holder.stdout.readline().strip()
+        preparing = threading.Thread(target=bytecode.prepare, daemon=True)
+        preparing.start()
+        preparing.join(timeout=20)
+        stalled = preparing.is_alive()
+    finally:
+        holder.kill()
+        holder.wait()
+        bytecode.prepare.cache_clear()
+    assert said == "refused" and not stalled, (said, stalled)

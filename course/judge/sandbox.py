@@ -144,6 +144,16 @@ def readable_bytecode(mechanism: str) -> Path | None:
     return bytecode.in_use()
 
 
+def bytecode_mirrors(compiled: Path | None) -> list[Path]:
+    """The folders of `compiled` a sandbox sees: the bytecode of the environment's sources (the sandbox sees them
+    too), never the rest (what the grader's own processes compiled: the course, a private overlay's hidden cases)
+    nor the folder's lock."""
+    found = (
+        [compiled / path.relative_to(path.anchor) for path in _outermost(python_paths())] if compiled else []
+    )
+    return [path for path in found if path.is_dir()]
+
+
 def new_owner() -> int:
     """The host uid of one grading's sandboxes: a fresh unprivileged uid when the grader is root (no other
     student's files or processes share it), else the grader's own."""
@@ -265,7 +275,7 @@ def bubblewrap_argv(workdir: Path, cwd: Path, shared: Path | None, compiled: Pat
         root.mount("--ro-bind", "/sys")  # the CUDA driver reads its devices there
     for folder in ("/tmp", "/dev/shm"):
         root.filesystem("--tmpfs", folder, "--perms", "1777", "--size", str(TMPFS_BYTES))
-    for path in _outermost([*python_paths(), *([compiled] if compiled else [])]):
+    for path in _outermost([*python_paths(), *bytecode_mirrors(compiled)]):
         root.mount("--ro-bind", path)
     root.mount("--ro-bind", workdir)
     for name in WRITABLE:
@@ -284,7 +294,7 @@ def namespaces_argv(workdir: Path, cwd: Path, shared: Path | None, argv: list[st
     """The fallback's launcher (`course.judge.enter`), its spec written into the working copy."""
     hidden = hidden_paths(list(extra_hidden))
     privileged = os.geteuid() == 0
-    compiled = [Path(env["PYTHONPYCACHEPREFIX"])] if "PYTHONPYCACHEPREFIX" in env else []
+    compiled = bytecode_mirrors(Path(env["PYTHONPYCACHEPREFIX"]) if "PYTHONPYCACHEPREFIX" in env else None)
     spec = {
         "hide": {str(p): "755" if p == ROOT else "1777" for p in hidden},
         "keep": [str(p) for p in kept_paths(hidden, workdir, shared)] + [str(p) for p in compiled],
