@@ -180,3 +180,37 @@ def test_a_sandbox_cannot_hold_the_graders_compile_lock(compiled, mechanism):
         holder.wait()
         bytecode.prepare.cache_clear()
     assert said == "refused" and not stalled, (said, stalled)
+
+
+REPLACE = """
+    import importlib.util, os, pathlib
+    import sample_module
+    pyc = pathlib.Path(importlib.util.cache_from_source(sample_module.__file__))
+    for target in (pyc, pyc.parent / "new.pyc"):
+        try:
+            pathlib.Path(f"{target}.tmp").write_bytes(b"planted")
+            os.replace(f"{target}.tmp", target)
+            print("wrote")
+        except OSError:
+            print("refused")
+"""
+
+
+@pytest.mark.parametrize("mechanism", ["bubblewrap", "namespaces"])
+def test_a_sandbox_cannot_plant_bytecode_whatever_the_graders_umask(compiled, mechanism):
+    """A grader whose umask is 0 compiles into folders anyone may write: a pyc put in their place would be loaded by
+    every later sandbox and by the grader itself."""
+    source, folder = compiled
+    shutil.rmtree(folder)
+    kept = os.umask(0)
+    try:
+        bytecode.prepare()
+    finally:
+        os.umask(kept)
+        bytecode.prepare.cache_clear()
+    pyc = bytecode_of(source, folder)
+    assert pyc.parent.stat().st_mode & 0o002  # what such a grader makes
+    before = pyc.read_bytes()
+    out, err = sandboxed(REPLACE, mechanism).communicate(timeout=120)
+    assert out.split() == ["refused", "refused"], out + err
+    assert pyc.read_bytes() == before and not (pyc.parent / "new.pyc").exists()

@@ -3,8 +3,8 @@
 `python -m course.judge.enter SPEC.json`, as root of new mount, PID, IPC and network namespaces:
 1. every path in "hide" gets an empty tmpfs on top, with the given mode (the course, the grader's home,
    /tmp with other graders' scratch folders, /var/tmp and /dev/shm);
-2. every path in "keep" (the Python environment, the working copy) is bound back where it was, through a
-   file descriptor opened before step 1;
+2. every path in "keep" (the Python environment, the working copy) and "read_only" (the grader's bytecode) is
+   bound back where it was, through a file descriptor opened before step 1, the latter read-only;
 3. a /proc of the new PID namespace replaces the old one (no other process is visible);
 4. the process becomes the grading's own uid (or, when it started unprivileged, enters one more user namespace, which
    locks the mounts) and sets no-new-privileges, then executes "argv" with "env" in "cwd".
@@ -18,7 +18,8 @@ import os
 import signal
 import sys
 
-MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_BIND, MS_REC, MS_PRIVATE = 2, 4, 8, 4096, 16384, 1 << 18
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT = 1, 2, 4, 8, 32
+MS_BIND, MS_REC, MS_PRIVATE = 4096, 16384, 1 << 18
 CLONE_NEWNS, CLONE_NEWUSER = 0x00020000, 0x10000000
 PR_SET_NO_NEW_PRIVS, PR_SET_PDEATHSIG = 38, 1
 
@@ -38,13 +39,16 @@ def mount(source: str | None, target: str, kind: str | None, flags: int, data: s
 
 def enter(spec: dict) -> None:
     mount(None, "/", None, MS_REC | MS_PRIVATE)
-    kept = {path: os.open(path, os.O_PATH | os.O_DIRECTORY) for path in spec["keep"]}
+    kept = {path: os.open(path, os.O_PATH | os.O_DIRECTORY) for path in spec["keep"] + spec["read_only"]}
     for path, mode in spec["hide"].items():
         mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV, f"mode={mode},size=64m")
     for path, fd in kept.items():
         os.makedirs(path, exist_ok=True)
         mount(f"/proc/self/fd/{fd}", path, None, MS_BIND | MS_REC)
         os.close(fd)
+        if path in spec["read_only"]:  # keeping the flags the host's mount has
+            kept_flags = os.statvfs(path).f_flag & (MS_NOSUID | MS_NODEV | MS_NOEXEC)
+            mount(None, path, None, MS_BIND | MS_REMOUNT | MS_RDONLY | kept_flags)
     mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
     if spec["privileged"]:
         os.setgroups([])

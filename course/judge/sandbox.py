@@ -297,7 +297,8 @@ def namespaces_argv(workdir: Path, cwd: Path, shared: Path | None, argv: list[st
     compiled = bytecode_mirrors(Path(env["PYTHONPYCACHEPREFIX"]) if "PYTHONPYCACHEPREFIX" in env else None)
     spec = {
         "hide": {str(p): "755" if p == ROOT else "1777" for p in hidden},
-        "keep": [str(p) for p in kept_paths(hidden, workdir, shared)] + [str(p) for p in compiled],
+        "keep": [str(p) for p in kept_paths(hidden, workdir, shared)],
+        "read_only": [str(p) for p in compiled],
         "argv": argv,
         "env": env,
         "cwd": str(cwd),
