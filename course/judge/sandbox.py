@@ -148,9 +148,9 @@ def bytecode_mirrors(compiled: Path | None) -> list[Path]:
     """The folders of `compiled` a sandbox sees: the bytecode of the environment's sources (the sandbox sees them
     too), never the rest (what the grader's own processes compiled: the course, a private overlay's hidden cases)
     nor the folder's lock."""
-    found = (
-        [compiled / path.relative_to(path.anchor) for path in _outermost(python_paths())] if compiled else []
-    )
+    if compiled is None:
+        return []
+    found = [compiled / path.relative_to(path.anchor) for path in _outermost(python_paths())]
     return [path for path in found if path.is_dir()]
 
 
@@ -294,11 +294,11 @@ def namespaces_argv(workdir: Path, cwd: Path, shared: Path | None, argv: list[st
     """The fallback's launcher (`course.judge.enter`), its spec written into the working copy."""
     hidden = hidden_paths(list(extra_hidden))
     privileged = os.geteuid() == 0
-    compiled = bytecode_mirrors(Path(env["PYTHONPYCACHEPREFIX"]) if "PYTHONPYCACHEPREFIX" in env else None)
+    mirrors = bytecode_mirrors(Path(env["PYTHONPYCACHEPREFIX"]) if "PYTHONPYCACHEPREFIX" in env else None)
     spec = {
         "hide": {str(p): "755" if p == ROOT else "1777" for p in hidden},
         "keep": [str(p) for p in kept_paths(hidden, workdir, shared)],
-        "read_only": [str(p) for p in compiled],
+        "read_only": [str(p) for p in mirrors],
         "argv": argv,
         "env": env,
         "cwd": str(cwd),
