@@ -214,3 +214,21 @@ def test_a_sandbox_cannot_plant_bytecode_whatever_the_graders_umask(compiled, me
     out, err = sandboxed(REPLACE, mechanism).communicate(timeout=120)
     assert out.split() == ["refused", "refused"], out + err
     assert pyc.read_bytes() == before and not (pyc.parent / "new.pyc").exists()
+
+
+def test_a_grader_whose_umask_lets_its_group_write_still_gets_the_folder(monkeypatch, tmp_path):
+    """umask 002, the default of a non-root account with a group of its own: the folder's parent, made with it,
+    was group-writable, so `prepare` refused its own folder and every sandbox compiled the environment again."""
+    environment = tmp_path / "environment"
+    environment.mkdir()
+    (environment / "sample_module.py").write_text(SOURCE)
+    monkeypatch.setattr(bytecode, "FOLDER", tmp_path / "cache" / "bytecode" / sys.implementation.cache_tag)
+    monkeypatch.setattr(bytecode, "beside_source", lambda module: False)
+    monkeypatch.setattr(bytecode, "environment_folders", lambda: [environment])
+    bytecode.prepare.cache_clear()
+    kept = os.umask(0o002)
+    try:
+        assert bytecode.prepare() == bytecode.FOLDER
+    finally:
+        os.umask(kept)
+        bytecode.prepare.cache_clear()

@@ -67,8 +67,9 @@ def prepare() -> Path | None:
     bytecode already, or where no such folder of this user's own can be made."""
     if all(beside_source(module) for module in SAMPLES):
         return None
-    with contextlib.suppress(OSError):
-        FOLDER.mkdir(mode=0o755, parents=True, exist_ok=True)
+    with contextlib.suppress(OSError):  # both 0755: umask 002 would make them group-writable, hence refused
+        FOLDER.parent.mkdir(mode=0o755, parents=True, exist_ok=True)
+        FOLDER.mkdir(mode=0o755, exist_ok=True)
     if not FOLDER.is_dir() or not own_folder(FOLDER) or not own_folder(FOLDER.parent):
         return None
     with open(FOLDER / ".lock", "w") as lock:
