@@ -57,6 +57,18 @@ def test_the_grader_compiles_into_its_own_folder_and_nowhere_else(compiled):
     assert not folder.stat().st_mode & 0o022
 
 
+def test_a_second_grader_compiles_nothing_until_the_environment_changes(compiled, monkeypatch):
+    source, folder = compiled
+    runs = []
+    monkeypatch.setattr(bytecode.subprocess, "run", lambda *args, **kwargs: runs.append(args))
+    bytecode.prepare.cache_clear()
+    assert bytecode.prepare() == folder and runs == []  # made from this environment already
+    (source.parent / "new_package").mkdir()  # an install changes the folder
+    bytecode.prepare.cache_clear()
+    assert bytecode.prepare() == folder and len(runs) == 1
+    bytecode.prepare.cache_clear()
+
+
 def test_no_folder_where_the_environment_has_its_bytecode(monkeypatch, tmp_path):
     monkeypatch.setattr(bytecode, "FOLDER", tmp_path / "unused")
     monkeypatch.setattr(bytecode, "beside_source", lambda module: True)
@@ -198,8 +210,9 @@ REPLACE = """
 
 @pytest.mark.parametrize("mechanism", ["bubblewrap", "namespaces"])
 def test_a_sandbox_cannot_plant_bytecode_whatever_the_graders_umask(compiled, mechanism):
-    """A grader whose umask is 0 compiles into folders anyone may write: a pyc put in their place would be loaded by
-    every later sandbox and by the grader itself."""
+    """A grader whose umask is 0 compiled into folders anyone may write (now compileall runs under umask 022): a
+    pyc put in their place would be loaded by every later sandbox and by the grader itself; the mounts are
+    read-only whatever the folders' modes."""
     source, folder = compiled
     shutil.rmtree(folder)
     kept = os.umask(0)
@@ -209,7 +222,8 @@ def test_a_sandbox_cannot_plant_bytecode_whatever_the_graders_umask(compiled, me
         os.umask(kept)
         bytecode.prepare.cache_clear()
     pyc = bytecode_of(source, folder)
-    assert pyc.parent.stat().st_mode & 0o002  # what such a grader makes
+    assert not pyc.parent.stat().st_mode & 0o022  # compileall runs under umask 022 whatever the grader's
+    pyc.parent.chmod(0o777)  # made writable some other way: the read-only mount still holds
     before = pyc.read_bytes()
     out, err = sandboxed(REPLACE, mechanism).communicate(timeout=120)
     assert out.split() == ["refused", "refused"], out + err

@@ -60,11 +60,17 @@ def own_folder(path: Path) -> bool:
     return stat.S_ISDIR(found.st_mode) and found.st_uid == os.getuid() and not found.st_mode & 0o022
 
 
+def signature(folders: list[Path]) -> str:
+    """What the compiled folder was made from: each source folder and the time it last changed (installing or
+    removing a package changes its site-packages folder)."""
+    return "\n".join(f"{folder} {folder.stat().st_mtime_ns}" for folder in folders)
+
+
 @functools.cache
 def prepare() -> Path | None:
-    """The folder of the environment's bytecode for `PYTHONPYCACHEPREFIX`, compiled (or brought up to date) now,
-    once per process and under a lock shared by the graders of this user; None where the environment has its
-    bytecode already, or where no such folder of this user's own can be made."""
+    """The folder of the environment's bytecode for `PYTHONPYCACHEPREFIX`, compiled now unless it was made from
+    this environment already (once per process, under a lock shared by the graders of this user); None where the
+    environment has its bytecode already, or where no such folder of this user's own can be made."""
     if all(beside_source(module) for module in SAMPLES):
         return None
     with contextlib.suppress(OSError):  # both 0755: umask 002 would make them group-writable, hence refused
@@ -72,8 +78,12 @@ def prepare() -> Path | None:
         FOLDER.mkdir(mode=0o755, exist_ok=True)
     if not FOLDER.is_dir() or not own_folder(FOLDER) or not own_folder(FOLDER.parent):
         return None
+    folders = environment_folders()
+    made_from, done = signature(folders), FOLDER / ".compiled-from"
     with open(FOLDER / ".lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
+        if done.is_file() and done.read_text(encoding="utf-8") == made_from:
+            return FOLDER  # another grader (a Ray worker, an earlier run) compiled this environment
         print(
             bilingual(
                 "正在为沙箱编译 Python 环境的字节码（每台主机一次）……",
@@ -83,12 +93,14 @@ def prepare() -> Path | None:
             flush=True,
         )
         subprocess.run(
-            [sys.executable, "-m", "compileall", "-q", "-q", "-j", "0", *map(str, environment_folders())],
+            [sys.executable, "-m", "compileall", "-q", "-q", "-j", "0", *map(str, folders)],
             env={**os.environ, "PYTHONPYCACHEPREFIX": str(FOLDER)},
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
+            umask=0o022,  # folders nobody else may write, whatever the grader's umask
             check=False,  # a package's unparsable file (a template, Python 2 code) is never imported
         )
+        done.write_text(made_from, encoding="utf-8")
     return FOLDER
 
 
