@@ -23,7 +23,6 @@ import sys
 import sysconfig
 from pathlib import Path
 
-from course import ROOT
 from utils.messages import bilingual
 
 FOLDER = Path.home() / ".cache" / "flash-course-bytecode" / sys.implementation.cache_tag
@@ -42,16 +41,12 @@ def beside_source(module: str) -> bool:
 
 def environment_folders() -> list[Path]:
     """The Python environment's source folders: the standard library, site-packages and PYTHONPATH folders outside
-    the course's own code (copied into each sandbox; a virtual environment in the checkout is kept)."""
+    the course's own code (copied into each sandbox)."""
+    from course.judge.sandbox import environment_paths, outermost  # the sandbox imports this module
+
     paths = sysconfig.get_paths()
     found = [paths[key] for key in ("stdlib", "platstdlib", "purelib", "platlib")] + site.getsitepackages()
-    found += [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
-    folders, prefix = [], Path(sys.prefix).resolve()
-    for path in (Path(p).resolve() for p in found):
-        in_course = ROOT in (path, *path.parents) and prefix not in (path, *path.parents)
-        if path.is_dir() and not in_course and path not in folders:
-            folders.append(path)
-    return [p for p in folders if not any(q in p.parents for q in folders)]
+    return outermost(environment_paths(found))
 
 
 def own_folder(path: Path) -> bool:

@@ -70,7 +70,7 @@ def _inside(path: Path, folder: Path) -> bool:
     return path == folder or folder in path.parents
 
 
-def _outermost(paths: list[Path]) -> list[Path]:
+def outermost(paths: list[Path]) -> list[Path]:
     unique = sorted(set(paths), key=lambda p: len(p.parts))
     return [p for i, p in enumerate(unique) if not any(_inside(p, q) for q in unique[:i])]
 
@@ -85,24 +85,29 @@ def hidden_paths(extra: list[Path] = ()) -> list[Path]:
     home = [Path.home().resolve()] if Path.home().resolve() != Path("/") else []
     shared = [Path(p) for p in WORLD_WRITABLE if Path(p).is_dir()]
     found = [ROOT, temp_folder(), *shared, *home, *(Path(p).resolve() for p in extra)]
-    return _outermost([p.resolve() for p in found])
+    return outermost([p.resolve() for p in found])
+
+
+def environment_paths(entries: list[str]) -> list[Path]:
+    """The folders of `entries` and of PYTHONPATH that exist outside the course (e.g. a `pip install --target`
+    folder on a GPU box; a virtual environment in the checkout counts as outside)."""
+    entries = [*entries, *(p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p)]
+    found = [Path(p).resolve() for p in entries if Path(p).is_dir()]
+    prefix = Path(sys.prefix).resolve()
+    return [p for p in found if not _inside(p, ROOT) or _inside(p, prefix)]
 
 
 def python_paths() -> list[Path]:
     """The environment the child needs: the interpreter's prefixes, its site-packages and the PYTHONPATH
-    folders outside the course (e.g. a `pip install --target` folder on a GPU box)."""
-    entries = [sys.prefix, sys.base_prefix, *site.getsitepackages()]
-    entries += [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
-    found = [Path(p).resolve() for p in entries if Path(p).is_dir()]
-    prefix = Path(sys.prefix).resolve()
-    return [p for p in found if not _inside(p, ROOT) or _inside(p, prefix)]
+    folders outside the course."""
+    return environment_paths([sys.prefix, sys.base_prefix, *site.getsitepackages()])
 
 
 def kept_paths(hidden: list[Path], workdir: Path, shared: Path | None = None) -> list[Path]:
     """What the fallback binds back under the hidden folders: the environment there, the work folder and a shared
     folder."""
     keep = [p for p in python_paths() if any(_inside(p, h) and p != h for h in hidden)]
-    return _outermost([*keep, workdir.resolve(), *([shared.resolve()] if shared else [])])
+    return outermost([*keep, workdir.resolve(), *([shared.resolve()] if shared else [])])
 
 
 def child_env(
@@ -150,7 +155,7 @@ def bytecode_mirrors(compiled: Path | None) -> list[Path]:
     nor the folder's lock."""
     if compiled is None:
         return []
-    found = [compiled / path.relative_to(path.anchor) for path in _outermost(python_paths())]
+    found = [compiled / path.relative_to(path.anchor) for path in outermost(python_paths())]
     return [path for path in found if path.is_dir()]
 
 
@@ -275,7 +280,7 @@ def bubblewrap_argv(workdir: Path, cwd: Path, shared: Path | None, compiled: Pat
         root.mount("--ro-bind", "/sys")  # the CUDA driver reads its devices there
     for folder in ("/tmp", "/dev/shm"):
         root.filesystem("--tmpfs", folder, "--perms", "1777", "--size", str(TMPFS_BYTES))
-    for path in _outermost([*python_paths(), *bytecode_mirrors(compiled)]):
+    for path in outermost([*python_paths(), *bytecode_mirrors(compiled)]):
         root.mount("--ro-bind", path)
     root.mount("--ro-bind", workdir)
     for name in WRITABLE:
@@ -290,15 +295,22 @@ def bubblewrap_argv(workdir: Path, cwd: Path, shared: Path | None, compiled: Pat
     return argv
 
 
-def namespaces_argv(workdir: Path, cwd: Path, shared: Path | None, argv: list[str], env: dict, extra_hidden):
+def namespaces_argv(
+    workdir: Path,
+    cwd: Path,
+    shared: Path | None,
+    argv: list[str],
+    env: dict,
+    extra_hidden,
+    compiled: Path | None,
+):
     """The fallback's launcher (`course.judge.enter`), its spec written into the working copy."""
     hidden = hidden_paths(list(extra_hidden))
     privileged = os.geteuid() == 0
-    mirrors = bytecode_mirrors(Path(env["PYTHONPYCACHEPREFIX"]) if "PYTHONPYCACHEPREFIX" in env else None)
     spec = {
         "hide": {str(p): "755" if p == ROOT else "1777" for p in hidden},
         "keep": [str(p) for p in kept_paths(hidden, workdir, shared)],
-        "read_only": [str(p) for p in mirrors],
+        "read_only": [str(p) for p in bytecode_mirrors(compiled)],
         "argv": argv,
         "env": env,
         "cwd": str(cwd),
@@ -331,7 +343,7 @@ def command(
     if mechanism == "bubblewrap":
         return [*limits_argv(), *bubblewrap_argv(workdir, cwd, triton_cache, compiled), *argv], env
     launcher_env = {**env, "PYTHONPATH": str(ROOT)}
-    inner = namespaces_argv(workdir, cwd, triton_cache, argv, env, extra_hidden)
+    inner = namespaces_argv(workdir, cwd, triton_cache, argv, env, extra_hidden, compiled)
     return [*limits_argv(), *inner], launcher_env
 
 
