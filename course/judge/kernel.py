@@ -93,6 +93,12 @@ class SandboxedKernelManager(AsyncKernelManager):
         weakref.finalize(self, sandbox.kill_processes_of, self.owner)
         await self.guard_sockets()
 
+    async def _async_cleanup_resources(self, restart: bool = False) -> None:
+        """Once the kernel is gone, nothing of its grading runs on (a process that left the kernel's session)."""
+        await super()._async_cleanup_resources(restart)
+        if self.mechanism != "none":
+            sandbox.kill_processes_of(self.owner)
+
     async def guard_sockets(self, wait: float = 60.0) -> None:
         """Move the kernel's sockets, once it has bound them, out of the folder it can write, so that the
         grader's client never connects through a link the kernel put in their place (zmq reconnects by path)."""
@@ -122,7 +128,7 @@ class QuotaWatch(threading.Thread):
         while not self.done.wait(sandbox.QUOTA_POLL) and self.work.exists():
             if sandbox.bytes_used(self.work) > sandbox.DISK_QUOTA:
                 with contextlib.suppress(ProcessLookupError):
-                    os.kill(self.pid, signal.SIGKILL)  # bwrap's sandbox dies with it (--die-with-parent)
+                    os.kill(self.pid, signal.SIGKILL)  # the sandbox's namespace dies with its launcher
                 return
 
 

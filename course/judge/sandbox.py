@@ -257,7 +257,10 @@ def bubblewrap_argv(workdir: Path, cwd: Path, shared: Path | None, compiled: Pat
         "--unshare-uts",
         "--unshare-cgroup-try",
     ]
-    argv += ["--die-with-parent", "--as-pid-1", "--hostname", "sandbox"]  # pid 1: a parent that never "exits"
+    # bwrap's own pid 1 dies with bwrap and takes the namespace with it (a command that is pid 1 itself outlives
+    # bwrap once setpriv changed its uid: nothing may signal it then); jupyter_client's JPY_PARENT_PID (the
+    # grader's pid) would make ipykernel take that pid 1 for a dead parent and exit
+    argv += ["--die-with-parent", "--hostname", "sandbox", "--unsetenv", "JPY_PARENT_PID"]
     if os.geteuid() == 0:
         argv += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]  # for setpriv below, then none
     else:
