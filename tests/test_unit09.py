@@ -288,12 +288,29 @@ def test_every_autocast_model_kind_runs_under_the_reference():
         assert set(table) == leaves | {"parameters", "loss", "gradients"}
 
 
-def judged(impl_name: str | None):
+def judged(impl_name: str | None, appended: dict[str, str] = {}):  # noqa: B006 (never changed)
+    """The judge's summary of the notebook with wrong implementation `impl_name`, or with `appended` lines after
+    the reference of each named solution cell."""
     nb = notebooks.read(NOTEBOOK)
     if impl_name is not None:
         impl = wrong.parse(WRONG / f"{impl_name}.py")
         nb = notebooks.with_cell(nb, impl.replaces, impl.body)
+    for grade_id, lines in appended.items():
+        cell = next(c for c in nb.cells if notebooks.meta(c).get("grade_id") == grade_id)
+        nb = notebooks.with_cell(nb, grade_id, notebooks.without_markers(cell.source) + "\n" + lines)
     return preprocessor.judge_notebook(nb, units.UNITS[NOTEBOOK.name], "alice", "salt", "auto")
+
+
+# The reference benchmark on a machine that was busy during its first run only: every sample 40 ms late.
+LATE_ONCE = """
+_on_time, _runs = benchmark, []
+
+
+def benchmark(fn, warmup, reps):
+    median, spread = _on_time(fn, warmup, reps)
+    _runs.append(reps)
+    return (median + 0.04, spread) if len(_runs) == 1 else (median, spread)
+"""
 
 
 def test_the_judge_gives_the_solution_full_marks_and_mistakes_lose_their_properties():
@@ -305,6 +322,8 @@ def test_the_judge_gives_the_solution_full_marks_and_mistakes_lose_their_propert
     assert scores["test_autocast"] == [2.0, 2.0] and scores["test_activation_memory"] == [2.0, 2.0]
     scores = judged("memory_four_bytes")["scores"]
     assert 0 < scores["test_activation_memory"][0] < scores["test_activation_memory"][1]
+    scores = judged(None, {"sl_benchmark": LATE_ONCE})["scores"]  # a timed case that missed runs again
+    assert scores["test_benchmark"][0] == scores["test_benchmark"][1]
 
 
 @pytest.mark.gpu
