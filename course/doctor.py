@@ -81,8 +81,15 @@ def sandbox_line() -> str:
         mechanism, why = sandbox.choose("auto")
     except RuntimeError as error:
         return f"{WARN} {error}"
-    mark = OK if mechanism == "bubblewrap" else WARN
-    return f"{mark} " + bilingual(f"评分沙箱：{mechanism}（{why}）", f"grading sandbox: {mechanism} ({why})")
+    from course.judge import cgroup
+
+    missing, gib = cgroup.unavailable(), cgroup.budget() >> 30
+    zh = f"每次评分的内存上限 {gib} GiB（cgroup）" if not missing else f"没有按评分的内存上限：{missing}"
+    en = f"a memory cgroup of {gib} GiB per grading" if not missing else f"no memory cgroup: {missing}"
+    mark = OK if mechanism == "bubblewrap" and not missing else WARN
+    return f"{mark} " + bilingual(
+        f"评分沙箱：{mechanism}（{why}）；{zh}", f"grading sandbox: {mechanism} ({why}); {en}"
+    )
 
 
 def settings_lines(course, roster: Path | None) -> tuple[list[str], bool]:

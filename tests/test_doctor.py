@@ -32,3 +32,14 @@ def test_check_command_reports_this_machine():
     for dist in ("python", "torch", "triton", "numpy", "nbgrader"):
         assert dist in out.stdout
     assert "nbgrader" in out.stdout and ("CJK font" in out.stdout or "no CJK font" in out.stdout)
+
+
+def test_the_sandbox_line_says_whether_gradings_get_a_memory_cgroup(monkeypatch):
+    from course.judge import cgroup, sandbox
+
+    monkeypatch.setattr(sandbox, "choose", lambda requested: ("bubblewrap", "allow-list root"))
+    monkeypatch.setattr(cgroup, "unavailable", lambda: None)
+    assert doctor.sandbox_line().startswith(doctor.OK) and "memory cgroup of" in doctor.sandbox_line()
+    monkeypatch.setattr(cgroup, "unavailable", lambda: "the grader is not root")
+    line = doctor.sandbox_line()
+    assert line.startswith(doctor.WARN) and "no memory cgroup: the grader is not root" in line

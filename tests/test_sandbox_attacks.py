@@ -26,7 +26,7 @@ from pathlib import Path
 import pytest
 
 from course import ROOT
-from course.judge import sandbox
+from course.judge import cgroup, sandbox
 from course.judge.child import CallFailed, Child
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the sandbox needs Linux namespaces")
@@ -52,6 +52,7 @@ def sandboxed(mechanism: str, code: str, *args: str, work: Path | None = None, *
         return json.loads(done.stdout.strip().splitlines()[-1])
     finally:
         if own:
+            sandbox.kill_processes_of(sandbox.owner_of(work))  # and its memory cgroup
             shutil.rmtree(work, ignore_errors=True)
 
 
@@ -68,6 +69,7 @@ def running(mechanism: str, code: str, *args: str):
         with contextlib.suppress(ProcessLookupError):
             os.killpg(process.pid, signal.SIGKILL)
         process.wait()
+        sandbox.kill_processes_of(sandbox.owner_of(work))
         shutil.rmtree(work, ignore_errors=True)
 
 
@@ -471,8 +473,7 @@ def test_the_sandbox_dies_with_its_launcher(mechanism):
             time.sleep(0.05)
         left = live_processes_of(owner)
     finally:
-        for pid in live_processes_of(owner):
-            os.kill(pid, signal.SIGKILL)
+        sandbox.kill_processes_of(owner)
         shutil.rmtree(work, ignore_errors=True)
     assert left == []
 
@@ -604,30 +605,40 @@ def test_the_working_copy_cannot_take_more_disk_than_its_budget():
         folders = [str(work / "home"), str(work / "home"), str(work / "out")]
         taken = sandboxed("bubblewrap", FILL, str(part), *folders, work=work)
     finally:
+        sandbox.kill_processes_of(sandbox.owner_of(work))
         shutil.rmtree(work, ignore_errors=True)
     assert taken <= sandbox.TMPFS_BYTES
 
 
-@hole(
-    "(e) memory has no bound of the sandbox as a whole: a memfd (or a tmpfs mounted in a user namespace the student "
-    "may create) takes host RAM past the 1 GiB cap of /dev/shm and outside RLIMIT_AS (not set on a GPU at all); "
-    "nofile x fsize allows TiBs, and the OOM killer may pick the judge or another grading. Fix: a memory cgroup per "
-    "grading (systemd-run --scope -p MemoryMax=..., or a delegated cgroup v2 subtree with memory.max)"
-)
-def test_the_sandbox_cannot_hold_more_shared_memory_than_its_budget():
-    taken = sandboxed(
-        "bubblewrap",
-        """
-        import json, os
-        fd = os.memfd_create("flash-attack")
-        try:
-            os.posix_fallocate(fd, 0, int(1.5 * (1 << 30)))
-            print(json.dumps(os.fstat(fd).st_size))
-        except OSError:
-            print(json.dumps(0))
-        """,
-    )
-    assert taken <= sandbox.TMPFS_BYTES
+MEMFD = """
+import json, os, sys
+fd = os.memfd_create("flash-attack")
+try:
+    os.posix_fallocate(fd, 0, int(sys.argv[1]))
+    print(json.dumps(os.fstat(fd).st_size))
+except OSError:
+    print(json.dumps(0))
+"""
+
+
+@AS_ROOT
+@pytest.mark.parametrize("mechanism", ISOLATING)
+def test_the_sandbox_cannot_hold_more_memory_than_its_budget(mechanism, monkeypatch):
+    """(e) A memfd is RAM that no per-process limit counts (and RLIMIT_AS is off on a GPU): the grading's memory
+    cgroup counts it, and a grading past its budget is killed inside its cgroup, not the host's judge."""
+    if cgroup.unavailable():
+        pytest.skip(f"no memory cgroup for gradings here: {cgroup.unavailable()}")
+    monkeypatch.setattr(cgroup, "budget", lambda: 256 * MIB)
+    work = sandbox.workspace()
+    owner = sandbox.owner_of(work)
+    try:
+        argv, env = sandbox.command([sys.executable, "-c", MEMFD, str(512 * MIB)], work, mechanism)
+        done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120)
+    finally:
+        sandbox.kill_processes_of(owner)
+        shutil.rmtree(work, ignore_errors=True)
+    assert done.returncode != 0 or json.loads(done.stdout.splitlines()[-1]) <= 256 * MIB  # killed, or refused
+    assert not (cgroup.hierarchy()[0] / str(owner)).exists()  # released with the grading
 
 
 @AS_ROOT

@@ -28,7 +28,7 @@ import tempfile
 from pathlib import Path
 
 from course import ROOT
-from course.judge import bytecode
+from course.judge import bytecode, cgroup
 from utils.messages import bilingual
 
 MECHANISMS = ("bubblewrap", "namespaces", "none")
@@ -343,11 +343,12 @@ def command(
     cwd = cwd or workdir
     if mechanism == "none":
         return argv, env
+    memory = cgroup.joining(cgroup.for_grading(owner_of(workdir)))
     if mechanism == "bubblewrap":
-        return [*limits_argv(), *bubblewrap_argv(workdir, cwd, triton_cache, compiled), *argv], env
+        return [*memory, *limits_argv(), *bubblewrap_argv(workdir, cwd, triton_cache, compiled), *argv], env
     launcher_env = {**env, "PYTHONPATH": str(ROOT)}
     inner = namespaces_argv(workdir, cwd, triton_cache, argv, env, extra_hidden, compiled)
-    return [*limits_argv(), *inner], launcher_env
+    return [*memory, *limits_argv(), *inner], launcher_env
 
 
 PROBE = "import os, sys; print(os.path.exists(sys.argv[1]), os.getuid())"
@@ -366,6 +367,7 @@ def probe(mechanism: str) -> tuple[bool, str]:
     except (OSError, subprocess.TimeoutExpired) as error:
         return False, f"{program} failed: {error}"
     finally:
+        kill_processes_of(owner_of(work))
         shutil.rmtree(work, ignore_errors=True)
     if done.returncode != 0 or not done.stdout.startswith("False"):
         return False, f"{program} failed: {(done.stderr or done.stdout).strip()[-300:]}"
@@ -439,7 +441,8 @@ def bytes_used(folder: Path) -> int:
 
 
 def kill_processes_of(owner: int) -> None:
-    """Kill every process left running as a grading's own uid (one that escaped its session and process group)."""
+    """Kill every process left running as a grading's own uid (one that escaped its session and process group),
+    then remove its memory cgroup."""
     import psutil
 
     if os.geteuid() != 0 or owner < UID_BASE:
@@ -448,3 +451,4 @@ def kill_processes_of(owner: int) -> None:
         with contextlib.suppress(psutil.Error):
             if process.info["uids"] and process.info["uids"].real == owner:
                 process.kill()
+    cgroup.release(owner)

@@ -1,0 +1,91 @@
+"""A memory cgroup per grading: what all the processes of one grading's uid may hold in RAM together, the memory
+of their memfds and tmpfs files included, which no per-process limit counts.
+
+A grading past its budget is killed by the kernel's OOM killer inside its own cgroup; without one, the host's
+OOM killer may pick the judge or another student's grading. A root grader makes the cgroups (cgroup v1's memory
+hierarchy, or v2 where the grader may enable the memory controller); anywhere else there is none, and
+`unavailable()` says why (`course check`, the instructor guide's threat model).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import time
+from pathlib import Path
+
+V1 = Path("/sys/fs/cgroup/memory")
+V2 = Path("/sys/fs/cgroup")
+FOLDER = "flash-course"  # below the hierarchy's root: one cgroup per grading uid
+MEMORY_SHARE = 0.5  # of the host's RAM, the most one grading may hold
+
+
+def budget() -> int:
+    """Bytes one grading's processes may hold in RAM together."""
+    return int(MEMORY_SHARE * os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
+
+
+@functools.cache
+def hierarchy() -> tuple[Path, str] | None:
+    """(the folder the gradings' cgroups go in, the file of their limit), making the folder; None if no memory
+    hierarchy here can be written."""
+    if (V1 / "memory.limit_in_bytes").exists():
+        (V1 / FOLDER).mkdir(exist_ok=True)
+        return V1 / FOLDER, "memory.limit_in_bytes"
+    controllers = V2 / "cgroup.controllers"
+    if controllers.exists() and "memory" in controllers.read_text().split():
+        (V2 / "cgroup.subtree_control").write_text("+memory")  # refused where the root holds processes
+        (V2 / FOLDER).mkdir(exist_ok=True)
+        (V2 / FOLDER / "cgroup.subtree_control").write_text("+memory")
+        return V2 / FOLDER, "memory.max"
+    return None
+
+
+@functools.cache
+def unavailable() -> str | None:
+    """Why gradings get no memory cgroup here, or None when they do."""
+    if os.geteuid() != 0:
+        return "the grader is not root"
+    try:
+        return None if hierarchy() is not None else "no memory cgroup hierarchy"
+    except OSError as error:
+        return f"the memory cgroup cannot be written: {error.strerror}"
+
+
+def for_grading(owner: int) -> Path | None:
+    """The memory cgroup of the grading whose uid is `owner`, limited to `budget()` (made on first use); None
+    where `unavailable()`."""
+    if unavailable() is not None:
+        return None
+    folder, limit = hierarchy()
+    group = folder / str(owner)
+    group.mkdir(exist_ok=True)
+    (group / limit).write_text(str(budget()))
+    return group
+
+
+def joining(group: Path | None) -> list[str]:
+    """A prefix of a command that moves it into `group` before it executes (nothing if None): everything it starts
+    is then counted there, with no moment outside."""
+    if group is None:
+        return []
+    return ["/bin/sh", "-c", 'echo $$ > "$0" && exec "$@"', str(group / "cgroup.procs")]
+
+
+def release(owner: int, wait: float = 2.0) -> None:
+    """Remove the cgroup of grading `owner` once its processes are gone (they were just killed)."""
+    if unavailable() is not None:
+        return
+    group, deadline = hierarchy()[0] / str(owner), time.monotonic() + wait
+    while True:
+        try:
+            return group.rmdir()
+        except FileNotFoundError:
+            return
+        except OSError:  # busy: a killed process has not exited yet
+            if time.monotonic() > deadline:
+                return
+            time.sleep(0.02)
+
+
+__all__ = ["budget", "for_grading", "joining", "release", "unavailable"]
