@@ -869,3 +869,32 @@ def test_the_kernel_cannot_point_the_graders_client_at_a_host_socket(tmp_path):
     finally:
         host.close()
     assert not reached
+
+
+@AS_ROOT
+def test_an_interrupted_kernel_lives_on_and_nothing_outlives_its_shutdown(tmp_path):
+    """nbgrader interrupts a cell that timed out: the kernel gets the KeyboardInterrupt and keeps running the
+    notebook (jupyter_client's SIGINT to the launcher's group once killed bwrap and orphaned the looping kernel,
+    spinning until the grading ended); after the shutdown no process of the kernel's uid is left."""
+    from course.judge.kernel import SandboxedKernelManager
+
+    (tmp_path / "notebook").mkdir()
+
+    async def run() -> tuple[str, list[int]]:
+        km = SandboxedKernelManager(kernel_name="python3")
+        await km.start_kernel(cwd=str(tmp_path / "notebook"))
+        try:
+            client = km.client()
+            client.start_channels()
+            await client.wait_for_ready(timeout=120)
+            client.execute("while True: pass")
+            await asyncio.sleep(1.0)
+            await km.interrupt_kernel()
+            client.stop_channels()
+            after = await kernel_run(km, "print('alive after the interrupt')", timeout=60)
+        finally:
+            await km.shutdown_kernel(now=False)
+        return after, live_processes_of(km.owner)
+
+    after, left = asyncio.run(run())
+    assert "alive after the interrupt" in after and left == []

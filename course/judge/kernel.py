@@ -93,6 +93,19 @@ class SandboxedKernelManager(AsyncKernelManager):
         weakref.finalize(self, sandbox.kill_processes_of, self.owner)
         await self.guard_sockets()
 
+    async def _async_signal_kernel(self, signum: int) -> None:
+        """Signal the sandbox's processes, not its launcher (jupyter_client signals the launcher's process group):
+        bwrap or unshare dies of a SIGINT and takes the sandbox with it, so nbgrader's interrupt of a cell that
+        timed out would kill the kernel (and, before bwrap's reaper was pid 1, leave it looping as an orphan)."""
+        if self.mechanism == "none" or not self.has_kernel:
+            return await super()._async_signal_kernel(signum)
+        import psutil
+
+        with contextlib.suppress(psutil.Error):
+            for process in psutil.Process(self.provisioner.pid).children(recursive=True):
+                with contextlib.suppress(psutil.Error):
+                    process.send_signal(signum)  # bwrap's pid 1 has no handler: from outside it ignores them
+
     async def _async_cleanup_resources(self, restart: bool = False) -> None:
         """Once the kernel is gone, nothing of its grading runs on (a process that left the kernel's session)."""
         await super()._async_cleanup_resources(restart)
