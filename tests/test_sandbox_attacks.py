@@ -898,3 +898,81 @@ def test_an_interrupted_kernel_lives_on_and_nothing_outlives_its_shutdown(tmp_pa
 
     after, left = asyncio.run(run())
     assert "alive after the interrupt" in after and left == []
+
+
+# ---------------------------------------------------------------- (e, c) the gradings' memory cgroups and bwrap's reaper
+
+
+HOLD = """
+import os, sys, time
+fd = os.memfd_create("flash-attack")
+os.posix_fallocate(fd, 0, int(sys.argv[1]))
+print("ready", flush=True)
+time.sleep(60)
+"""
+
+
+@AS_ROOT
+def test_gradings_together_cannot_hold_more_memory_than_the_budget(monkeypatch):
+    """(e) Every grading's cgroup had its own budget of half the host's RAM, and one submission alone runs two
+    (its notebook's kernel, its judge's children; more under `course grade --jobs`): together they took the
+    host's RAM, whose OOM killer then picks the judge. The gradings' folder bounds them all together."""
+    if cgroup.unavailable():
+        pytest.skip(f"no memory cgroup for gradings here: {cgroup.unavailable()}")
+    monkeypatch.setattr(cgroup, "FOLDER", f"flash-course-test-{secrets.token_hex(4)}")  # not the gradings'
+    monkeypatch.setattr(cgroup, "budget", lambda: 256 * MIB)
+    cgroup.hierarchy.cache_clear()
+    try:
+        with running("bubblewrap", HOLD, str(192 * MIB)) as first:
+            work = sandbox.workspace()
+            try:
+                argv, env = sandbox.command([sys.executable, "-c", MEMFD, str(192 * MIB)], work, "bubblewrap")
+                done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=60)
+            finally:
+                sandbox.kill_processes_of(sandbox.owner_of(work))
+                shutil.rmtree(work, ignore_errors=True)
+            second_held = done.returncode == 0 and json.loads(done.stdout.splitlines()[-1]) > 0
+            both_held = second_held and first.poll() is None
+    finally:
+        folder = cgroup.hierarchy()[0]
+        cgroup.hierarchy.cache_clear()
+        with contextlib.suppress(OSError):
+            folder.rmdir()
+    assert not both_held  # one of them was killed (or refused) inside the gradings' folder
+
+
+HOPPER = """
+import json, os, sys, time
+beat, deadline = sys.argv[1], time.monotonic() + 4
+if os.fork() == 0:
+    os.closerange(0, 3)
+    while time.monotonic() < deadline:  # a new pid all the time: never the one a scan of /proc just found
+        os.utime(beat)
+        if os.fork():
+            os._exit(0)
+    os._exit(0)
+print(json.dumps("left"))
+"""
+
+
+@AS_ROOT
+@pytest.mark.parametrize("mechanism", ISOLATING)
+def test_a_process_that_keeps_changing_its_pid_dies_with_its_grading(mechanism):
+    """A process that forks and exits in a loop is never where the grader's scan of the uid's processes found it;
+    it dies with its PID namespace once the grading's first process is gone (bwrap's reaper dies with bwrap)."""
+    work = sandbox.workspace()
+    owner = sandbox.owner_of(work)
+    beat = work / "home" / "beat"
+    beat.touch()
+    os.chown(beat, owner, owner)
+    try:
+        assert sandboxed(mechanism, HOPPER, str(beat), work=work) == "left"
+        sandbox.kill_processes_of(owner)
+        before = beat.stat().st_mtime_ns
+        time.sleep(0.3)
+        beating = beat.stat().st_mtime_ns != before
+        kept = cgroup.unavailable() is None and (cgroup.hierarchy()[0] / str(owner)).exists()
+    finally:
+        sandbox.kill_processes_of(owner)
+        shutil.rmtree(work, ignore_errors=True)
+    assert not beating and not kept

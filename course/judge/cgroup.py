@@ -1,10 +1,11 @@
 """A memory cgroup per grading: what all the processes of one grading's uid may hold in RAM together, the memory
 of their memfds and tmpfs files included, which no per-process limit counts.
 
-A grading past its budget is killed by the kernel's OOM killer inside its own cgroup; without one, the host's
-OOM killer may pick the judge or another student's grading. A root grader makes the cgroups (cgroup v1's memory
-hierarchy, or v2 where the grader may enable the memory controller); anywhere else there is none, and
-`unavailable()` says why (`course check`, the instructor guide's threat model).
+A grading past its budget is killed by the kernel's OOM killer inside its own cgroup, gradings past their common
+budget inside their common folder; without one, the host's OOM killer may pick the judge or another student's
+grading. A root grader makes the cgroups (cgroup v1's memory hierarchy, or v2 where the grader may enable the
+memory controller); anywhere else there is none, and `unavailable()` says why (`course check`, the instructor
+guide's threat model).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from pathlib import Path
 V1 = Path("/sys/fs/cgroup/memory")
 V2 = Path("/sys/fs/cgroup")
 FOLDER = "flash-course"  # below the hierarchy's root: one cgroup per grading uid
-MEMORY_SHARE = 0.5  # of the host's RAM, the most one grading may hold
+MEMORY_SHARE = 0.5  # of the host's RAM, the most one grading, and all gradings together, may hold
 
 
 def budget() -> int:
@@ -27,18 +28,22 @@ def budget() -> int:
 
 @functools.cache
 def hierarchy() -> tuple[Path, str] | None:
-    """(the folder the gradings' cgroups go in, the file of their limit), making the folder; None if no memory
-    hierarchy here can be written."""
-    if (V1 / "memory.limit_in_bytes").exists():
-        (V1 / FOLDER).mkdir(exist_ok=True)
-        return V1 / FOLDER, "memory.limit_in_bytes"
+    """(the folder the gradings' cgroups go in, the file of their limit), making the folder, limited to `budget()`
+    for all gradings together (one submission alone runs two: its kernel's and its judge's children's); None if
+    no memory hierarchy here can be written."""
     controllers = V2 / "cgroup.controllers"
-    if controllers.exists() and "memory" in controllers.read_text().split():
+    if (V1 / "memory.limit_in_bytes").exists():
+        folder, limit = V1 / FOLDER, "memory.limit_in_bytes"
+        folder.mkdir(exist_ok=True)
+    elif controllers.exists() and "memory" in controllers.read_text().split():
         (V2 / "cgroup.subtree_control").write_text("+memory")  # refused where the root holds processes
-        (V2 / FOLDER).mkdir(exist_ok=True)
-        (V2 / FOLDER / "cgroup.subtree_control").write_text("+memory")
-        return V2 / FOLDER, "memory.max"
-    return None
+        folder, limit = V2 / FOLDER, "memory.max"
+        folder.mkdir(exist_ok=True)
+        (folder / "cgroup.subtree_control").write_text("+memory")
+    else:
+        return None
+    (folder / limit).write_text(str(budget()))  # the judge and the host keep the rest
+    return folder, limit
 
 
 @functools.cache
