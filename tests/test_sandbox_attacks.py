@@ -912,33 +912,42 @@ time.sleep(60)
 """
 
 
-@AS_ROOT
-def test_gradings_together_cannot_hold_more_memory_than_the_budget(monkeypatch):
+@pytest.fixture
+def gradings_folder(monkeypatch):
+    """A gradings' folder of the test's own (not the real gradings'), with a budget of 256 MiB."""
+    if os.geteuid() != 0 or cgroup.unavailable():
+        pytest.skip(f"no memory cgroup for gradings here: {cgroup.unavailable()}")
+    monkeypatch.setattr(cgroup, "FOLDER", f"flash-course-test-{secrets.token_hex(4)}")
+    monkeypatch.setattr(cgroup, "budget", lambda: 256 * MIB)
+    cgroup.hierarchy.cache_clear()
+    yield
+    folder = cgroup.hierarchy()[0]
+    cgroup.hierarchy.cache_clear()
+    with contextlib.suppress(OSError):
+        folder.rmdir()
+
+
+def beside_a_holder(code: str, size: int) -> tuple[subprocess.CompletedProcess, bool]:
+    """How `code` (a grading) ended while another grading held 192 MiB in a memfd; whether that one still runs."""
+    with running("bubblewrap", HOLD, str(192 * MIB)) as holder:
+        work = sandbox.workspace()
+        try:
+            argv, env = sandbox.command([sys.executable, "-c", code, str(size)], work, "bubblewrap")
+            done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=60)
+        finally:
+            sandbox.kill_processes_of(sandbox.owner_of(work))
+            shutil.rmtree(work, ignore_errors=True)
+        return done, holder.poll() is None
+
+
+def test_gradings_together_cannot_hold_more_memory_than_the_budget(gradings_folder):
     """(e) Every grading's cgroup had its own budget of half the host's RAM, and one submission alone runs two
     (its notebook's kernel, its judge's children; more under `course grade --jobs`): together they took the
     host's RAM, whose OOM killer then picks the judge. The gradings' folder bounds them all together."""
-    if cgroup.unavailable():
-        pytest.skip(f"no memory cgroup for gradings here: {cgroup.unavailable()}")
-    monkeypatch.setattr(cgroup, "FOLDER", f"flash-course-test-{secrets.token_hex(4)}")  # not the gradings'
-    monkeypatch.setattr(cgroup, "budget", lambda: 256 * MIB)
-    cgroup.hierarchy.cache_clear()
-    try:
-        with running("bubblewrap", HOLD, str(192 * MIB)) as first:
-            work = sandbox.workspace()
-            try:
-                argv, env = sandbox.command([sys.executable, "-c", MEMFD, str(192 * MIB)], work, "bubblewrap")
-                done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=60)
-            finally:
-                sandbox.kill_processes_of(sandbox.owner_of(work))
-                shutil.rmtree(work, ignore_errors=True)
-            second_held = done.returncode == 0 and json.loads(done.stdout.splitlines()[-1]) > 0
-            both_held = second_held and first.poll() is None
-    finally:
-        folder = cgroup.hierarchy()[0]
-        cgroup.hierarchy.cache_clear()
-        with contextlib.suppress(OSError):
-            folder.rmdir()
-    assert not both_held  # one of them was killed (or refused) inside the gradings' folder
+    done, holder_runs = beside_a_holder(MEMFD, 192 * MIB)
+    second_held = done.returncode == 0 and json.loads(done.stdout.splitlines()[-1]) > 0
+    # one of them was killed (or refused) inside the gradings' folder
+    assert not (second_held and holder_runs)
 
 
 HOPPER = """
@@ -976,3 +985,22 @@ def test_a_process_that_keeps_changing_its_pid_dies_with_its_grading(mechanism):
         sandbox.kill_processes_of(owner)
         shutil.rmtree(work, ignore_errors=True)
     assert not beating and not kept
+
+
+ALLOCATE = """
+import json, sys
+held = bytearray(int(sys.argv[1]))
+held[::4096] = b"x" * len(held[::4096])  # touched: resident
+print(json.dumps(len(held)))
+"""
+
+
+@hole(
+    "(e, c) all gradings share one memory budget (the gradings' folder, half the host's RAM) and each grading may "
+    "take all of it: one that holds it in memfds or tmpfs files (in no process's RSS) leaves concurrent gradings "
+    "none, and the OOM killer inside the folder kills their processes (the largest RSS), not the holder's. Fix: a "
+    "grading's own limit of the common budget divided by the gradings that run at once (2 per `--jobs`)"
+)
+def test_a_grading_cannot_take_the_memory_of_concurrent_gradings(gradings_folder):
+    done, _ = beside_a_holder(ALLOCATE, 96 * MIB)
+    assert done.returncode == 0  # the innocent grading, within its share, was not killed
