@@ -1004,3 +1004,46 @@ print(json.dumps(len(held)))
 def test_a_grading_cannot_take_the_memory_of_concurrent_gradings(gradings_folder):
     done, _ = beside_a_holder(ALLOCATE, 96 * MIB)
     assert done.returncode == 0  # the innocent grading, within its share, was not killed
+
+
+CGROUP_WRITES = """
+import json, os, sys
+own, folder = sys.argv[1], sys.argv[2]
+done = []
+for path, text in (
+    (os.path.join(own, sys.argv[3]), str(1 << 50)),  # its own limit raised
+    (os.path.join(folder, sys.argv[3]), str(1 << 50)),  # all gradings' limit raised
+    (os.path.join(os.path.dirname(folder), "cgroup.procs"), "0"),  # out of its cgroup
+    (os.path.join(folder, "cgroup.procs"), "0"),
+    (os.path.join(own, "cgroup.event_control"), "0 0"),  # world-writable in cgroup v1
+):
+    try:
+        with open(path, "w") as file:
+            file.write(text)
+        done.append(path)
+    except OSError:
+        pass
+try:
+    os.mkdir(os.path.join(own, "escape"))
+    done.append("mkdir")
+except OSError:
+    pass
+print(json.dumps(done))
+"""
+
+
+@AS_ROOT
+def test_the_gpu_sandbox_cannot_leave_or_enlarge_its_memory_cgroup(monkeypatch):
+    """(e) With a GPU the host's /sys is bound read-only into the sandbox, its cgroup files among them."""
+    if cgroup.unavailable():
+        pytest.skip(f"no memory cgroup for gradings here: {cgroup.unavailable()}")
+    monkeypatch.setattr(sandbox, "gpu_devices", lambda: [Path("/dev/null")])  # as on a GPU host
+    folder, limit = cgroup.hierarchy()
+    work = sandbox.workspace()
+    own = folder / str(sandbox.owner_of(work))
+    try:
+        done = sandboxed("bubblewrap", CGROUP_WRITES, str(own), str(folder), limit, work=work)
+    finally:
+        sandbox.kill_processes_of(sandbox.owner_of(work))
+        shutil.rmtree(work, ignore_errors=True)
+    assert done == []
