@@ -1047,3 +1047,22 @@ def test_the_gpu_sandbox_cannot_leave_or_enlarge_its_memory_cgroup(monkeypatch):
         sandbox.kill_processes_of(sandbox.owner_of(work))
         shutil.rmtree(work, ignore_errors=True)
     assert done == []
+
+
+def test_a_notebook_cannot_fill_the_graders_memory_with_its_output(tmp_path, monkeypatch):
+    """(e) nbclient keeps every output of a cell in the grader's memory (out of the sandbox's cgroup) until the
+    notebook ends: a cell printing in a loop until its timeout (minutes) held gigabytes there and the host's OOM
+    killer picked the judge. The outputs are bounded as they come, as `outputs.sanitize` bounds them later."""
+    import nbformat
+
+    from course.judge import kernel, outputs
+
+    monkeypatch.setattr(outputs, "MAX_CELL", MIB)
+    monkeypatch.setattr(kernel, "HELD_OUTPUT", 4 * MIB)
+    flood = "import sys\nchunk = 'x' * (1 << 20)\nfor _ in range(32):\n    sys.stdout.write(chunk)\n    sys.stdout.flush()"
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(flood)])
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    kernel.SandboxedExecute(timeout=60).preprocess(nb, {"metadata": {"path": str(tmp_path)}})
+    held = nb.cells[0].outputs
+    assert sum(map(outputs.size, held)) <= 5 * MIB  # 32 MiB printed
+    assert any("output is over its limit" in output.get("text", "") for output in held)

@@ -26,7 +26,7 @@ from nbgrader.preprocessors import Execute
 from traitlets import Unicode
 
 from course import ROOT
-from course.judge import sandbox, triton_stats, units
+from course.judge import outputs, sandbox, triton_stats, units
 
 # Notebook metadata: why the kernel died (the judge graded the notebook anyway).
 KERNEL_DIED = "flash_course_kernel_died"
@@ -35,6 +35,7 @@ STAGES = "flash_course_stages"
 # resources: (uid, Triton cache) the judge's children of the notebook share (`StartJudge`), never with its kernel:
 # the kernel runs code the scan never reads (added cells), which would plant there what those children load
 SHARED = "flash_course_shared"
+HELD_OUTPUT = 4 * outputs.MAX_CELL  # bytes of one cell's outputs the grader holds before it bounds them
 
 
 def cell_seconds(cell) -> float:
@@ -158,7 +159,7 @@ class SandboxedExecute(Execute):
         super().__init__(*args, **kwargs)
 
     def preprocess(self, nb, resources=None, km=None):
-        self.started, self.kernel_ready, self.manager = time.monotonic(), None, None
+        self.started, self.kernel_ready, self.manager, self.held = time.monotonic(), None, None, {}
         try:
             return super().preprocess(nb, resources, km)
         except DeadKernelError as error:
@@ -175,6 +176,18 @@ class SandboxedExecute(Execute):
     def create_kernel_manager(self):
         self.manager = super().create_kernel_manager()
         return self.manager
+
+    def output(self, outs, msg, display_id, cell_index):
+        """nbclient's, with a cell's outputs bounded as they come (`outputs.bounded`, as `outputs.sanitize` bounds
+        them later; past HELD_OUTPUT bytes its note counts only what it cut since the last time): the grader holds
+        them, outside the sandbox's memory cgroup, and a cell printing until its timeout would fill the host's."""
+        out = super().output(outs, msg, display_id, cell_index)
+        if out is not None:
+            self.held[cell_index] = self.held.get(cell_index, 0) + outputs.size(out)
+            if self.held[cell_index] > HELD_OUTPUT:
+                outs[:], self.held[cell_index] = outputs.bounded(outs, outputs.MAX_CELL)
+                self.clear_display_id_mapping(cell_index)  # their places changed
+        return out
 
     def start_new_kernel_client(self):  # nbconvert's Execute starts the kernel through the blocking calls
         client = super().start_new_kernel_client()
