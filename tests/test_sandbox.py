@@ -45,6 +45,7 @@ def run_sandboxed(mechanism: str, code: str, *args: str, owner: int | None = Non
         assert done.returncode == 0, done.stderr
         return done.stdout.strip()
     finally:
+        sandbox.kill_processes_of(sandbox.owner_of(work))  # and its memory cgroup
         shutil.rmtree(work, ignore_errors=True)
 
 

@@ -950,6 +950,17 @@ def test_gradings_together_cannot_hold_more_memory_than_the_budget(gradings_fold
     assert not (second_held and holder_runs)
 
 
+def test_the_cgroups_of_gradings_that_ended_long_ago_are_removed(gradings_folder):
+    """A worker killed at its job's timeout never released its cgroups: the next grader removes those that are
+    empty and older than any grading, and leaves a recent one (a grading about to join it) alone."""
+    folder = cgroup.hierarchy()[0]
+    old, recent = cgroup.for_grading(sandbox.UID_BASE + 1), cgroup.for_grading(sandbox.UID_BASE + 2)
+    os.utime(old, (time.time() - cgroup.STALE_SECONDS - 60,) * 2)
+    cgroup.hierarchy.cache_clear()
+    assert cgroup.hierarchy()[0] == folder and not old.exists() and recent.exists()
+    cgroup.release(sandbox.UID_BASE + 2)
+
+
 HOPPER = """
 import json, os, sys, time
 beat, deadline = sys.argv[1], time.monotonic() + 4

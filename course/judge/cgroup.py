@@ -10,6 +10,7 @@ guide's threat model).
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import time
@@ -18,6 +19,7 @@ from pathlib import Path
 V1 = Path("/sys/fs/cgroup/memory")
 V2 = Path("/sys/fs/cgroup")
 FOLDER = "flash-course"  # below the hierarchy's root: one cgroup per grading uid
+STALE_SECONDS = 2 * 86400  # a cgroup this old is left from a grading that ended (CPU limit: 6 hours)
 MEMORY_SHARE = 0.5  # of the host's RAM, the most one grading, and all gradings together, may hold
 
 
@@ -43,7 +45,17 @@ def hierarchy() -> tuple[Path, str] | None:
     else:
         return None
     (folder / limit).write_text(str(budget()))  # the judge and the host keep the rest
+    remove_stale(folder)
     return folder, limit
+
+
+def remove_stale(folder: Path) -> None:
+    """Remove the empty cgroups of gradings that ended more than STALE_SECONDS ago without `release` (a worker
+    killed at its job's timeout): a cgroup with processes refuses, and no grading runs that long."""
+    for group in folder.iterdir():
+        if group.name.isdigit() and group.is_dir() and time.time() - group.stat().st_mtime > STALE_SECONDS:
+            with contextlib.suppress(OSError):
+                group.rmdir()
 
 
 @functools.cache
