@@ -289,3 +289,25 @@ def test_the_speedup_plot_shows_the_spread_over_rounds():
     fig = softmax_kernels.plot(records)
     (bars,) = fig.axes[1].containers
     assert [tuple(seg[:, 1]) for seg in bars.lines[2][0].get_segments()] == [(1.1, 1.3), (1.1, 1.3)]
+
+
+def test_scores_of_1e4_allow_one_rounding_of_each_score_and_catch_overflow():
+    """Base-2 exponentials (the Triton kernels' exp2 of s·log₂e) round each float32 score once more: at ±1e4
+    that moved O past 1e-5 + 1e-4·|O| on some draws (a legitimate variant lost the property for one salt in
+    seven), never past the judge's rounding allowance; exponentials without the maximum overflow."""
+    generator, worst, within = torch.Generator().manual_seed(0), 0.0, True
+    for _ in range(100):
+        scores = (torch.rand(9, 201, generator=generator) * 2 - 1) * 1e4
+        values = torch.randn(201, 8, generator=generator)
+        scaled = scores * math.log2(math.e)
+        p = torch.exp2(scaled - scaled.amax(dim=-1, keepdim=True))
+        error = (p @ values) / p.sum(dim=-1, keepdim=True) - torch.softmax(
+            scores.double(), -1
+        ) @ values.double()
+        exact = (torch.softmax(scores.double(), -1) @ values.double()).abs()
+        worst = max(worst, float((error.abs() - (1e-5 + 1e-4 * exact)).max()))
+        allowed = 1e-5 + unit04.rounding_allowance(scores, values) + 1e-4 * exact
+        within &= bool((error.abs() <= allowed).all())
+    assert worst > 0 and within
+    overflowing = torch.exp(scores) @ values / torch.exp(scores).sum(dim=-1, keepdim=True)
+    assert not overflowing.isfinite().all()

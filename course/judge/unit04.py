@@ -22,7 +22,9 @@ float32 ones miss by ~1e-7); float16/bfloat16 outputs carry their own rounding (
 maximum, exact in float32), ℓ 1e-5 relative (+1e-6 absolute), o within 1e-6 + 1e-5·Σ e^{s−m}|v| (its terms may
 cancel; float32 rounds each). Weighted sum: O float32 1e-5 + 1e-4 relative, float64 1e-10, float16 3e-3, bfloat16
 2e-2 (rounded outputs); L 1e-4 absolute + 1e-6 relative for every dtype (float32 statistics: a running sum kept in
-float16 or bfloat16 misses it by far more).
+float16 or bfloat16 misses it by far more). Scores of ±1e4: O also within what one float32 rounding of each score
+moves its weights by (`rounding_allowance`: scaling the scores, as base-2 exponentials do, shifts an exponent by up
+to an ulp, 2⁻¹⁰ at 1e4·log₂e, which moves O by up to 2·ln 2·ulp·max|v|); an overflow gives inf or NaN.
 """
 
 from __future__ import annotations
@@ -379,6 +381,14 @@ def weighted_sum64(scores: torch.Tensor, values: torch.Tensor) -> tuple[torch.Te
     return softmax64(scores) @ values.double(), torch.logsumexp(scores.double(), dim=-1)
 
 
+def rounding_allowance(scores: torch.Tensor, values: torch.Tensor) -> float:
+    """How far O may move when each float32 score is rounded once more after scaling by log₂e (at most an ulp of
+    the largest scaled score on every exponent difference): 2·ln 2·ulp·max|v|."""
+    largest = float(scores[scores.isfinite()].abs().max()) * math.log2(math.e)
+    ulp = 2.0 ** (math.floor(math.log2(largest)) - 23) if largest > 0 else 0.0
+    return 2 * math.log(2) * ulp * float(values.abs().max())
+
+
 def weighted_case(
     j: Judgement, props: list[str], scores: torch.Tensor, values: torch.Tensor, block: int
 ) -> None:
@@ -412,7 +422,10 @@ def weighted_case(
                 f"{what}: O 应为 {values.dtype}、L 应为 float32，得到 {out.dtype}、{lse.dtype}",
                 f"{what}: O should be {values.dtype} and L float32, got {out.dtype} and {lse.dtype}",
             )
-            j.close(out, expected_out, f"{what}: O", **OUTPUT_TOLERANCE[values.dtype])
+            tolerance = dict(OUTPUT_TOLERANCE[values.dtype])
+            if prop == EXTREME:
+                tolerance["atol"] += rounding_allowance(scores, values)
+            j.close(out, expected_out, f"{what}: O", **tolerance)
             close_with_infinities(j, lse, expected_lse, f"{what}: L", atol=1e-4, rtol=1e-6)
 
 
