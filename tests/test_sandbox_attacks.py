@@ -478,6 +478,39 @@ def test_the_sandbox_dies_with_its_launcher(mechanism):
     assert left == []
 
 
+GRADER = """
+import subprocess, sys
+process = subprocess.Popen(sys.argv[1:], stdout=subprocess.PIPE, text=True)
+print(process.stdout.readline().strip(), flush=True)
+process.wait()
+"""
+
+
+@pytest.mark.parametrize("mechanism", ISOLATING)
+def test_the_sandbox_dies_with_the_grader_that_started_it(mechanism):
+    """A grader killed outright (a batch system's timeout, a cancelled Ray task, `kill -9`) runs no cleanup. On the
+    H200 the fallback's sandboxes outlived such a grader, four idle kernels for 15 minutes (unshare does not die
+    with its parent; bwrap does, through --die-with-parent)."""
+    work = sandbox.workspace()
+    owner = sandbox.owner_of(work)
+    argv, env = sandbox.command([sys.executable, "-c", textwrap.dedent(SLEEPER)], work, mechanism)
+    grader = subprocess.Popen(
+        [sys.executable, "-c", GRADER, *argv], env=env, stdout=subprocess.PIPE, text=True, start_new_session=True
+    )
+    try:
+        assert grader.stdout.readline().strip() == "ready"
+        grader.kill()
+        grader.wait()
+        deadline = time.monotonic() + 5
+        while live_processes_of(owner) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        left = live_processes_of(owner)
+    finally:
+        sandbox.kill_processes_of(owner)
+        shutil.rmtree(work, ignore_errors=True)
+    assert left == []
+
+
 # ---------------------------------------------------------------- (d) making the judge read or follow what the child made
 
 

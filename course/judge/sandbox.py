@@ -322,7 +322,9 @@ def namespaces_argv(
     }
     spec_path = workdir / "sandbox.json"
     spec_path.write_text(json.dumps(spec), encoding="utf-8")
-    unshare = [tool("unshare"), "--mount", "--net", "--pid", "--ipc", "--fork", "--kill-child"]
+    # --kill-child takes the sandbox down with unshare; the parent-death signal takes unshare down with the grader
+    dies_with_grader = [tool("setpriv"), "--pdeathsig=KILL", "--"]
+    unshare = [*dies_with_grader, tool("unshare"), "--mount", "--net", "--pid", "--ipc", "--fork", "--kill-child"]
     if not privileged:
         unshare += ["--user", "--map-root-user"]
     return [*unshare, sys.executable, "-m", "course.judge.enter", str(spec_path)]
