@@ -495,7 +495,11 @@ def test_the_sandbox_dies_with_the_grader_that_started_it(mechanism):
     owner = sandbox.owner_of(work)
     argv, env = sandbox.command([sys.executable, "-c", textwrap.dedent(SLEEPER)], work, mechanism)
     grader = subprocess.Popen(
-        [sys.executable, "-c", GRADER, *argv], env=env, stdout=subprocess.PIPE, text=True, start_new_session=True
+        [sys.executable, "-c", GRADER, *argv],
+        env=env,
+        stdout=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
     )
     try:
         assert grader.stdout.readline().strip() == "ready"

@@ -323,8 +323,8 @@ def namespaces_argv(
     spec_path = workdir / "sandbox.json"
     spec_path.write_text(json.dumps(spec), encoding="utf-8")
     # --kill-child takes the sandbox down with unshare; the parent-death signal takes unshare down with the grader
-    dies_with_grader = [tool("setpriv"), "--pdeathsig=KILL", "--"]
-    unshare = [*dies_with_grader, tool("unshare"), "--mount", "--net", "--pid", "--ipc", "--fork", "--kill-child"]
+    unshare = [tool("setpriv"), "--pdeathsig=KILL", "--", tool("unshare"), "--fork", "--kill-child"]
+    unshare += ["--mount", "--net", "--pid", "--ipc"]
     if not privileged:
         unshare += ["--user", "--map-root-user"]
     return [*unshare, sys.executable, "-m", "course.judge.enter", str(spec_path)]
