@@ -83,9 +83,10 @@ def sandbox_line() -> str:
         return f"{WARN} {error}"
     from course.judge import cgroup
 
-    missing, gib = cgroup.unavailable(), cgroup.budget() >> 30
-    zh = f"每次评分的内存上限 {gib} GiB（cgroup）" if not missing else f"没有按评分的内存上限：{missing}"
-    en = f"a memory cgroup of {gib} GiB per grading" if not missing else f"no memory cgroup: {missing}"
+    missing, gib, each = cgroup.unavailable(), cgroup.budget() >> 30, cgroup.SANDBOXES_PER_JOB
+    zh = f"所有评分共用 {gib} GiB 内存，每次评分一个 cgroup，上限为其中 1/({each}×同时评分数)"
+    en = f"gradings share {gib} GiB of memory, each in a cgroup of 1/({each} × jobs at once) of it"
+    zh, en = (zh, en) if not missing else (f"没有按评分的内存上限：{missing}", f"no memory cgroup: {missing}")
     mark = OK if mechanism == "bubblewrap" and not missing else WARN
     return f"{mark} " + bilingual(
         f"评分沙箱：{mechanism}（{why}）；{zh}", f"grading sandbox: {mechanism} ({why}); {en}"

@@ -206,11 +206,18 @@ def cause(log: str) -> str:
 
 
 def run_slot(
-    course: Course, root: Path, units: list[str], queue: deque, timeout: float, progress, where=None
+    course: Course,
+    root: Path,
+    units: list[str],
+    queue: deque,
+    timeout: float,
+    progress,
+    where=None,
+    at_once=1,
 ) -> None:
     """Set up the scratch course root `root` for `units`, then grade (unit, notebook) groups of cases taken from
     `queue` until it is empty (so no slot idles while another has work left), here or in `where` (a Ray cluster,
-    `course.grading.pool`)."""
+    `course.grading.pool`), one of `at_once` slots."""
     slot = Course(root, course.wrong)
     for unit in units:
         shutil.copytree(course.source / unit, slot.source / unit)
@@ -220,10 +227,12 @@ def run_slot(
             group = queue.popleft()  # atomic: the slots share the queue
         except IndexError:
             return
-        grade_group(course, slot, group, timeout, progress, where)
+        grade_group(course, slot, group, timeout, progress, where, at_once)
 
 
-def grade_group(course: Course, slot: Course, group: list[Case], timeout: float, progress, where) -> None:
+def grade_group(
+    course: Course, slot: Course, group: list[Case], timeout: float, progress, where, at_once: int = 1
+) -> None:
     """Grade one (unit, notebook) group of cases in `slot` with its grading salt; red-team cases get their
     feedback HTML, and what it and their graded notebook show is checked for leaks (of the salt and of the canary
     token planted in the slot's root, see `course.leaks`)."""
@@ -243,11 +252,11 @@ def grade_group(course: Course, slot: Course, group: list[Case], timeout: float,
     log = root / "selftest.log"
     logged = log.stat().st_size if log.exists() else 0
     students = [case.student for case in group]
-    results, timed_out = run_in(where, slot, unit, students, request, timeout * len(group), log)
+    results, timed_out = run_in(where, slot, unit, students, request, timeout * len(group), log, at_once)
     for case in group:
         if timed_out and nb_name not in results.get(case.student, {}):
             alone = {**request, "student": case.student}
-            one, hung = run_in(where, slot, unit, [case.student], alone, timeout, log)
+            one, hung = run_in(where, slot, unit, [case.student], alone, timeout, log, at_once)
             results[case.student] = one.get(case.student) or {
                 nb_name: {"status": "timeout" if hung else "error"}
             }
@@ -267,13 +276,23 @@ def grade_group(course: Course, slot: Course, group: list[Case], timeout: float,
     progress.update(len(group))
 
 
-def run_in(where, slot: Course, unit: str, students: list[str], request: dict, timeout: float, log: Path):
+def run_in(
+    where,
+    slot: Course,
+    unit: str,
+    students: list[str],
+    request: dict,
+    timeout: float,
+    log: Path,
+    at_once: int = 1,
+):
     """(results, timed_out) of one autograde job of `students`' `unit` in the scratch course `slot`, run here or in
     `where` (its files go to a node and what it writes comes back); a job no node finished has no results."""
     job = Job(
         request,
         timeout,
         log,
+        at_once=at_once,
         inputs=(slot.source / unit, *(slot.submitted / s / unit for s in students), slot.gradebook),
         outputs=(
             *(slot.autograded / s / unit for s in students),
@@ -374,7 +393,7 @@ def run(
             ThreadPoolExecutor(len(roots)) as pool,
         ):
             futures = [
-                pool.submit(run_slot, course, root, run_units, queue, timeout, progress, where)
+                pool.submit(run_slot, course, root, run_units, queue, timeout, progress, where, len(roots))
                 for root in roots
             ]
             for future in futures:

@@ -39,7 +39,10 @@ def test_the_sandbox_line_says_whether_gradings_get_a_memory_cgroup(monkeypatch)
 
     monkeypatch.setattr(sandbox, "choose", lambda requested: ("bubblewrap", "allow-list root"))
     monkeypatch.setattr(cgroup, "unavailable", lambda: None)
-    assert doctor.sandbox_line().startswith(doctor.OK) and "memory cgroup of" in doctor.sandbox_line()
+    assert (
+        doctor.sandbox_line().startswith(doctor.OK)
+        and "each in a cgroup of 1/(2 × jobs at once)" in doctor.sandbox_line()
+    )
     monkeypatch.setattr(cgroup, "unavailable", lambda: "the grader is not root")
     line = doctor.sandbox_line()
     assert line.startswith(doctor.WARN) and "no memory cgroup: the grader is not root" in line

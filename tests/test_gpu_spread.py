@@ -23,7 +23,7 @@ HAS_GPU = utils.mode().is_gpu  # not `from conftest import`: tests/browser has a
 def test_jobs_go_to_the_gpu_running_the_fewest(monkeypatch):
     running, most, lock = {"0": 0, "1": 0}, {"0": 0, "1": 0}, threading.Lock()
 
-    def fake_run_job(request, timeout, log, threads, gpu):
+    def fake_run_job(request, timeout, log, threads, gpu, at_once):
         with lock:
             running[gpu] += 1
             most[gpu] = max(most[gpu], running[gpu])
@@ -43,7 +43,7 @@ def test_jobs_go_to_the_gpu_running_the_fewest(monkeypatch):
 
 def test_a_machine_without_gpus_pins_nothing(monkeypatch):
     seen = []
-    monkeypatch.setattr(pool, "run_job", lambda *args: seen.append(args[-1]) or ({}, False))
+    monkeypatch.setattr(pool, "run_job", lambda *args: seen.append(args[4]) or ({}, False))  # its gpu
     assert pool.LocalPool(gpus=[]).run(pool.Job({}, 1, None)) == ({}, False, "")
     assert seen == [None]
 

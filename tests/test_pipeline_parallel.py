@@ -122,6 +122,27 @@ def test_default_jobs(pairs, cpus, gpu_gib, expected):
     assert grade.default_jobs(pairs, cpus, gpu_gib) == expected
 
 
+@pytest.mark.parametrize(
+    ("cpus", "gpu_gib", "memory_gib", "expected"),
+    [
+        (16, 140, 94, 12),  # the H200 host (125 GiB, three quarters for gradings): the cores bound it
+        (16, 140, 40, 6),  # 3 GiB for each of a job's two gradings
+        (8, None, 12, 6),  # a 16 GiB laptop: 1 GiB each on a CPU
+        (2, None, 17, 2),  # CI
+        (8, None, 1, 1),
+    ],
+)
+def test_default_jobs_leave_each_grading_the_memory_it_needs(cpus, gpu_gib, memory_gib, expected):
+    assert grade.default_jobs(100, cpus, gpu_gib, memory_gib) == expected
+
+
+def test_too_many_jobs_for_the_memory_are_said(capsys):
+    grade.warn_memory(6, 12, "cpu")
+    assert capsys.readouterr().out == ""
+    grade.warn_memory(8, 12, "cpu")
+    assert "0.8 GiB" in capsys.readouterr().out
+
+
 def test_jobs_below_one_is_a_clear_error(tmp_path, capsys):
     assert cli.main(["grade", str(tmp_path), "--jobs", "0"]) == 2
     assert "--jobs must be at least 1, got 0" in capsys.readouterr().out

@@ -127,7 +127,7 @@ def test_selfcheck_fails_header_is_parsed(tmp_path):
 def test_attacks_only_grades_the_solution_the_stubs_and_every_attack_and_nothing_else(monkeypatch):
     graded = []
 
-    def take_all(course, root, units, queue, timeout, progress, where):
+    def take_all(course, root, units, queue, timeout, progress, where, at_once):
         while queue:
             with contextlib.suppress(IndexError):  # another slot took the last one
                 graded.append(queue.popleft())
@@ -156,7 +156,7 @@ def test_a_case_that_was_not_graded_shows_the_last_error_of_its_own_job(monkeypa
         ]
     )
 
-    def crashed_job(request, timeout, log, threads=None, gpu=None):
+    def crashed_job(request, timeout, log, threads=None, gpu=None, at_once=1):
         with open(log, "a", encoding="utf-8") as sink:
             sink.write(next(logged))
         return {}, False

@@ -296,11 +296,20 @@ def test_a_pair_asks_for_the_share_of_a_node_that_the_default_jobs_gives_it(node
     assert pool.capacity(nodes, shape) == slots
 
 
+def test_a_job_on_a_node_knows_how_many_jobs_its_host_runs_at_once(monkeypatch):
+    """Each grading's memory cgroup is its share of the host's: a node's jobs of 4 CPUs on a 16-core host are 4."""
+    seen = []
+    monkeypatch.setattr(pool, "run_job", lambda *args, at_once: seen.append(at_once) or ({}, False))
+    monkeypatch.setattr(grade, "cpu_count", lambda: 16)
+    pool.run_in_copy(pool.pack([]), {}, 10, 4, [])
+    assert seen == [4]
+
+
 def test_a_job_on_a_node_does_not_inherit_rays_blocked_sigint(monkeypatch):
     """Ray starts its processes with SIGINT blocked; a job's kernel that inherited it took ~2.6 s more to shut
     down (jupyter_client interrupts it first), each notebook of each pair."""
 
-    def job(request, timeout, log, threads):
+    def job(request, timeout, log, threads, at_once=1):
         status = subprocess.run(
             [sys.executable, "-c", "print(open('/proc/self/status').read())"], capture_output=True, text=True
         ).stdout

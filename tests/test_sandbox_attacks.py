@@ -26,6 +26,7 @@ from pathlib import Path
 import pytest
 
 from course import ROOT
+from course.grading import runner
 from course.judge import cgroup, sandbox
 from course.judge.child import CallFailed, Child
 
@@ -57,13 +58,14 @@ def sandboxed(mechanism: str, code: str, *args: str, work: Path | None = None, *
 
 
 @contextlib.contextmanager
-def running(mechanism: str, code: str, *args: str):
-    """A sandboxed process of another grading, started as the judge starts a child, once it printed "ready"."""
+def running(mechanism: str, code: str, *args: str, ready: tuple[str, ...] = ("ready",)):
+    """A sandboxed process of another grading, started as the judge starts a child, once it printed "ready" (or
+    another first line in `ready`: "" for one that may be killed first)."""
     work = sandbox.workspace()
     argv, env = sandbox.command([sys.executable, "-c", textwrap.dedent(code), *args], work, mechanism)
     process = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, text=True, start_new_session=True)
     try:
-        assert process.stdout.readline().strip() == "ready"
+        assert process.stdout.readline().strip() in ready
         yield process
     finally:
         with contextlib.suppress(ProcessLookupError):
@@ -965,8 +967,9 @@ def gradings_folder(monkeypatch):
 
 
 def beside_a_holder(code: str, size: int) -> tuple[subprocess.CompletedProcess, bool]:
-    """How `code` (a grading) ended while another grading held 192 MiB in a memfd; whether that one still runs."""
-    with running("bubblewrap", HOLD, str(192 * MIB)) as holder:
+    """How `code` (a grading) ended after another grading took 192 MiB in a memfd (killed where that is past its
+    share); whether that one still runs."""
+    with running("bubblewrap", HOLD, str(192 * MIB), ready=("ready", "")) as holder:
         work = sandbox.workspace()
         try:
             argv, env = sandbox.command([sys.executable, "-c", code, str(size)], work, "bubblewrap")
@@ -1043,15 +1046,26 @@ print(json.dumps(len(held)))
 """
 
 
-@hole(
-    "(e, c) all gradings share one memory budget (the gradings' folder, half the host's RAM) and each grading may "
-    "take all of it: one that holds it in memfds or tmpfs files (in no process's RSS) leaves concurrent gradings "
-    "none, and the OOM killer inside the folder kills their processes (the largest RSS), not the holder's. Fix: a "
-    "grading's own limit of the common budget divided by the gradings that run at once (2 per `--jobs`)"
-)
 def test_a_grading_cannot_take_the_memory_of_concurrent_gradings(gradings_folder):
-    done, _ = beside_a_holder(ALLOCATE, 96 * MIB)
+    """(e, c) Each grading could take the whole common budget: one holding it in memfds (in no process's RSS) left
+    concurrent gradings none, and the OOM killer inside the gradings' folder killed their processes (the largest
+    RSS), not the holder's. Now each grading's cgroup holds its share of the budget, the holder is killed in its
+    own."""
+    done, holder_runs = beside_a_holder(ALLOCATE, 96 * MIB)
     assert done.returncode == 0  # the innocent grading, within its share, was not killed
+    assert not holder_runs  # 192 MiB is past a share of 128 MiB
+
+
+def test_a_gradings_share_shrinks_with_the_jobs_at_once(gradings_folder, monkeypatch):
+    """The pool tells its jobs how many run on this host at once; each grading's cgroup is its part of the budget."""
+    limit = cgroup.hierarchy()[1]
+    assert runner.job_env(None, Path("/tmp"), None, at_once=4)[cgroup.AT_ONCE_ENV] == "4"
+    monkeypatch.setenv(cgroup.AT_ONCE_ENV, "4")
+    group = cgroup.for_grading(sandbox.UID_BASE + 3)
+    try:
+        assert int((group / limit).read_text()) == 256 * MIB // 8  # 4 jobs, a kernel and a judge each
+    finally:
+        cgroup.release(sandbox.UID_BASE + 3)
 
 
 CGROUP_WRITES = """

@@ -38,6 +38,7 @@ from course.grading import gradebook_db, intake, lms, semester, similarity, stat
 from course.grading.atomic import replace_text
 from course.grading.pool import Job, LocalPool, NotGraded, RayPool, open_pool
 from course.grading.runner import run_job
+from course.judge import cgroup
 from course.judge import sandbox as judge_sandbox
 from course.layout import COURSE, Course
 from utils.messages import bilingual
@@ -183,15 +184,48 @@ GPU_GIB_PER_JOB = (
 )
 
 
-def default_jobs(pairs: int, cpus: int, gpu_memory_gib: float | None) -> int:
+HOST_GIB_PER_GRADING = {
+    "cpu": 1,
+    "gpu": 3,
+}  # RAM one grading's cgroup needs (measured peaks: 0.4 and 2.1 GiB)
+
+
+def default_jobs(pairs: int, cpus: int, gpu_memory_gib: float | None, memory_gib: float | None = None) -> int:
     """How many pairs to grade at once: one per core on a CPU (`gpu_memory_gib` None); on GPUs three quarters
     of the cores (compiling Triton kernels is CPU-bound, one compilation per process; measured on the 16-core
     H100 host: 12 at once graded 12 unit-08 students in 170 s with every verdict right) and at most one per
     GPU_GIB_PER_JOB of the GPUs' memory (`gpu_memory_gib`: all GPUs' together; the local pool spreads the jobs
-    over them)."""
-    if gpu_memory_gib is None:
-        return max(1, min(pairs, cpus))
-    return max(1, min(pairs, cpus * 3 // 4, int(gpu_memory_gib // GPU_GIB_PER_JOB)))
+    over them); where the gradings share `memory_gib` of RAM, as many as leave each of their cgroups
+    HOST_GIB_PER_GRADING (`jobs_memory_cap`)."""
+    device = "cpu" if gpu_memory_gib is None else "gpu"
+    most = cpus if device == "cpu" else min(cpus * 3 // 4, int(gpu_memory_gib // GPU_GIB_PER_JOB))
+    if memory_gib is not None:
+        most = min(most, jobs_memory_cap(memory_gib, device))
+    return max(1, min(pairs, most))
+
+
+def jobs_memory_cap(memory_gib: float, device: str) -> int:
+    """The most jobs at once whose gradings' cgroups (`cgroup.share`) each get what a grading on `device` needs."""
+    return int(memory_gib // (cgroup.SANDBOXES_PER_JOB * HOST_GIB_PER_GRADING[device]))
+
+
+def gradings_memory_gib() -> float | None:
+    """The RAM all gradings here share (`cgroup.budget`) where they get memory cgroups, in GiB; else None."""
+    return None if cgroup.unavailable() else cgroup.budget() / 2**30
+
+
+def warn_memory(jobs: int, memory_gib: float, device: str) -> None:
+    """Say so when `jobs` at once leave each grading's cgroup less RAM than a grading needs: some may be killed."""
+    if jobs > (cap := jobs_memory_cap(memory_gib, device)):
+        each = memory_gib / (cgroup.SANDBOXES_PER_JOB * jobs)
+        print(
+            bilingual(
+                f"注意：同时评 {jobs} 份时每次评分只有 {each:.1f} GiB 内存（需要约 {HOST_GIB_PER_GRADING[device]} GiB），"
+                f"可能被杀掉；本机最多 {cap} 份",
+                f"warning: {jobs} at once leave each grading {each:.1f} GiB of memory (about "
+                f"{HOST_GIB_PER_GRADING[device]} GiB needed), some may be killed; at most {cap} here",
+            )
+        )
 
 
 def gpu_memory_gib() -> float | None:
@@ -243,6 +277,7 @@ def grade_pair(
     threads: int | None,
     settings: Round,
     where: LocalPool | RayPool,
+    at_once: int = 1,
 ) -> Row:
     """Grade one student's unit against a private copy of the gradebook, `scratch/gradebook.db`, in the run's
     pool `where` (this machine's, or a Ray cluster's: the files the job reads go to its node, what it writes comes
@@ -272,6 +307,7 @@ def grade_pair(
         timeout,
         scratch / "grading.log",
         threads,
+        at_once,
         inputs=(course.source / unit, submitted, scratch / "gradebook.db"),
         outputs=(
             course.autograded / student / unit,
@@ -347,7 +383,7 @@ def grade_pairs(
 
     def one(student: str, unit: str, folder: Path) -> Row:
         try:
-            row = grade_pair(course, student, unit, timeout, folder, threads, settings, where)
+            row = grade_pair(course, student, unit, timeout, folder, threads, settings, where, jobs)
         except NotGraded as error:  # every attempt's node died: graded by a later run
             row = Row(
                 student, unit, unit_points(course, unit), problems={"": "not graded"}, flags=[str(error)]
@@ -690,8 +726,13 @@ def grade(
             log.write_text("", encoding="utf-8")
         graded: dict[tuple[str, str], Row] = dict(earlier)
         if graded_pairs:
-            jobs = jobs or where.slots or default_jobs(len(graded_pairs), cpu_count(), gpu_memory_gib())
+            memory = gradings_memory_gib()
+            jobs = (
+                jobs or where.slots or default_jobs(len(graded_pairs), cpu_count(), gpu_memory_gib(), memory)
+            )
             print(bilingual(f"同时评分 {jobs} 份", f"grading {jobs} at a time"))
+            if memory is not None and isinstance(where, LocalPool):
+                warn_memory(jobs, memory, "cpu" if gpu_memory_gib() is None else "gpu")
             with tempfile.TemporaryDirectory(prefix="course-grade-") as tmp:
                 folders = [Path(tmp) / f"pair{i}" for i in range(len(graded_pairs))]
                 settings = Round(salt, sandbox, late_work(course, graded_pairs, uploads, policy))

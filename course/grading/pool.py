@@ -55,6 +55,7 @@ class Job:
     timeout: float
     log: Path
     threads: int | None = None
+    at_once: int = 1  # jobs the local pool runs at once (a Ray node counts its own)
     inputs: tuple[Path, ...] = ()
     outputs: tuple[Path, ...] = ()
     seconds: dict[str, float] = field(default_factory=dict)
@@ -84,7 +85,7 @@ class LocalPool:
         """(results, timed_out, where) of a job; where: "gpu N" on a machine of several GPUs, else ""."""
         gpu = self.take_gpu()
         try:
-            results, timed_out = run_job(job.request, job.timeout, job.log, job.threads, gpu)
+            results, timed_out = run_job(job.request, job.timeout, job.log, job.threads, gpu, job.at_once)
         finally:
             self.give_back(gpu)
         return results, timed_out, f"gpu {gpu}" if len(self.gpus) > 1 else ""
@@ -204,7 +205,7 @@ def run_in_copy(archive: bytes, request: dict, timeout: float, threads: int, out
         here = {key: str(mirror) + value if key in PATH_KEYS else value for key, value in request.items()}
         log = mirror / "job.log"
         with sigint_unblocked():
-            results, timed_out = run_job(here, timeout, log, threads)
+            results, timed_out = run_job(here, timeout, log, threads, at_once=node_jobs_at_once(threads))
         ran = time.monotonic()
         written = pack([mirror / name.lstrip("/") for name in outputs], mirror)
         return {
@@ -232,6 +233,13 @@ def sigint_unblocked():
     finally:
         if blocked:
             signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+
+
+def node_jobs_at_once(threads: int) -> int:
+    """The most jobs of `threads` CPUs each that this host runs at once (every Ray node it holds together)."""
+    from course.grading.grade import cpu_count
+
+    return max(1, cpu_count() // max(1, threads))
 
 
 def run_on_node(archive: bytes, request: dict, timeout: float, threads: int, outputs: list[str]) -> dict:

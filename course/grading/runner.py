@@ -14,7 +14,7 @@ import tempfile
 from pathlib import Path
 
 from course import ROOT
-from course.judge import bytecode
+from course.judge import bytecode, cgroup
 from utils.measure import LOCK_DIR_ENV
 
 
@@ -48,9 +48,10 @@ def lock_folder() -> str:
     return tempfile.mkdtemp(prefix="flash-course-locks-")
 
 
-def job_env(threads: int | None, scratch: Path, gpu: str | None) -> dict[str, str]:
-    """A job's environment: `worker_env`, its own temporary folder, and the one GPU it runs on when given."""
-    env = {**worker_env(threads), "TMPDIR": str(scratch)}
+def job_env(threads: int | None, scratch: Path, gpu: str | None, at_once: int = 1) -> dict[str, str]:
+    """A job's environment: `worker_env`, its own temporary folder, the one GPU it runs on when given, and how many
+    jobs run on this host at once (each grading's memory is its share of what they may hold together)."""
+    env = {**worker_env(threads), "TMPDIR": str(scratch), cgroup.AT_ONCE_ENV: str(at_once)}
     if gpu is not None:
         env["CUDA_VISIBLE_DEVICES"] = gpu
     return env
@@ -93,10 +94,15 @@ def sweep_abandoned_jobs() -> None:
 
 
 def run_job(
-    request: dict, timeout: float, log: Path | None = None, threads: int | None = None, gpu: str | None = None
+    request: dict,
+    timeout: float,
+    log: Path | None = None,
+    threads: int | None = None,
+    gpu: str | None = None,
+    at_once: int = 1,
 ) -> tuple[dict, bool]:
-    """(results, timed_out) of one worker job, on the GPU `gpu` when given (a name `CUDA_VISIBLE_DEVICES` takes);
-    results hold whatever finished before a timeout."""
+    """(results, timed_out) of one worker job, on the GPU `gpu` when given (a name `CUDA_VISIBLE_DEVICES` takes),
+    one of `at_once` jobs on this host; results hold whatever finished before a timeout."""
     sweep_abandoned_jobs()
     with (
         tempfile.TemporaryDirectory(prefix=f"{JOB_PREFIX}{os.getpid()}-") as tmp,
@@ -110,7 +116,7 @@ def run_job(
         proc = subprocess.Popen(
             [sys.executable, "-m", "course.grading.worker", str(request_path), str(result_path)],
             cwd=ROOT,
-            env=job_env(threads, scratch, gpu),
+            env=job_env(threads, scratch, gpu, at_once),
             stdout=sink,
             stderr=subprocess.STDOUT,
         )

@@ -1,8 +1,9 @@
 """A memory cgroup per grading: what all the processes of one grading's uid may hold in RAM together, the memory
 of their memfds and tmpfs files included, which no per-process limit counts.
 
-A grading past its budget is killed by the kernel's OOM killer inside its own cgroup, gradings past their common
-budget inside their common folder; without one, the host's OOM killer may pick the judge or another student's
+A grading past its share is killed by the kernel's OOM killer inside its own cgroup; the shares of the gradings that
+run at once add up to their common budget, so one grading's memory (a memfd in no process's RSS, say) never makes
+the OOM killer pick another's processes. Without a cgroup, the host's OOM killer may pick the judge or another student's
 grading. A root grader makes the cgroups (cgroup v1's memory hierarchy, or v2 where the grader may enable the
 memory controller); anywhere else there is none, and `unavailable()` says why (`course check`, the instructor
 guide's threat model).
@@ -20,12 +21,32 @@ V1 = Path("/sys/fs/cgroup/memory")
 V2 = Path("/sys/fs/cgroup")
 FOLDER = "flash-course"  # below the hierarchy's root: one cgroup per grading uid
 STALE_SECONDS = 2 * 86400  # a cgroup this old is left from a grading that ended (CPU limit: 6 hours)
-MEMORY_SHARE = 0.5  # of the host's RAM, the most one grading, and all gradings together, may hold
+MEMORY_SHARE = (
+    0.75  # of the host's RAM, what all gradings together may hold (the grader and the host keep the rest)
+)
+AT_ONCE_ENV = (
+    "COURSE_GRADINGS_AT_ONCE"  # set by the grader's pool: how many jobs it runs on this host at once
+)
+SANDBOXES_PER_JOB = 2  # a submission's notebook kernel and its judge's children, each a grading of its own
 
 
 def budget() -> int:
-    """Bytes one grading's processes may hold in RAM together."""
+    """Bytes all gradings on this host may hold in RAM together."""
     return int(MEMORY_SHARE * os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
+
+
+def share() -> int:
+    """Bytes one grading's processes may hold together: its part of `budget()` among the gradings that run at once
+    (AT_ONCE_ENV jobs, SANDBOXES_PER_JOB each), so that no grading can take the memory of another."""
+    return budget() // (SANDBOXES_PER_JOB * jobs_at_once())
+
+
+def jobs_at_once() -> int:
+    """The jobs the grader runs on this host at once (its pool says so in AT_ONCE_ENV; 1 where none does)."""
+    try:
+        return max(1, int(os.environ.get(AT_ONCE_ENV, "1")))
+    except ValueError:
+        return 1
 
 
 @functools.cache
@@ -70,14 +91,14 @@ def unavailable() -> str | None:
 
 
 def for_grading(owner: int) -> Path | None:
-    """The memory cgroup of the grading whose uid is `owner`, limited to `budget()` (made on first use); None
+    """The memory cgroup of the grading whose uid is `owner`, limited to `share()` (made on first use); None
     where `unavailable()`."""
     if unavailable() is not None:
         return None
     folder, limit = hierarchy()
     group = folder / str(owner)
     group.mkdir(exist_ok=True)
-    (group / limit).write_text(str(budget()))
+    (group / limit).write_text(str(share()))
     return group
 
 
@@ -105,4 +126,4 @@ def release(owner: int, wait: float = 2.0) -> None:
             time.sleep(0.02)
 
 
-__all__ = ["budget", "for_grading", "joining", "release", "unavailable"]
+__all__ = ["AT_ONCE_ENV", "budget", "for_grading", "joining", "release", "share", "unavailable"]
