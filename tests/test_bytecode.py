@@ -105,7 +105,7 @@ def test_a_sandbox_loads_the_bytecode_and_cannot_plant_any(compiled, mechanism):
         argv, env = sandbox.command([sys.executable, "-c", textwrap.dedent(PLANT)], work, mechanism)
         done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120)
     finally:
-        shutil.rmtree(work, ignore_errors=True)
+        finish(work)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == [str(folder), "42", "refused", "refused"]
     assert pyc.read_bytes() == before and not (pyc.parent / "new.pyc").exists()
@@ -118,7 +118,8 @@ def test_the_fallback_without_root_gets_no_bytecode_folder(compiled, monkeypatch
 
 
 def sandboxed(program: str, mechanism: str) -> subprocess.Popen:
-    """`program` started in a fresh working copy under `mechanism` (removed when the process is collected)."""
+    """`program` started in a fresh working copy under `mechanism` (its grading ended when the process is
+    collected)."""
     if not sandbox.probe(mechanism)[0]:
         pytest.skip(f"{mechanism}: {sandbox.probe(mechanism)[1]}")
     if sandbox.readable_bytecode(mechanism) is None:
@@ -126,8 +127,14 @@ def sandboxed(program: str, mechanism: str) -> subprocess.Popen:
     work = sandbox.workspace()
     argv, env = sandbox.command([sys.executable, "-c", textwrap.dedent(program)], work, mechanism)
     process = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    weakref.finalize(process, shutil.rmtree, work, True)
+    weakref.finalize(process, finish, work)
     return process
+
+
+def finish(work: Path) -> None:
+    """End the grading of the working copy `work`, as the grader does: its processes, its memory cgroup, its files."""
+    sandbox.kill_processes_of(sandbox.owner_of(work))
+    shutil.rmtree(work, ignore_errors=True)
 
 
 SEARCH = """
