@@ -87,7 +87,15 @@ def sandbox_line() -> str:
     zh = f"所有评分共用 {gib} GiB 内存，每次评分一个 cgroup，上限为其中 1/({each}×同时评分数)"
     en = f"gradings share {gib} GiB of memory, each in a cgroup of 1/({each} × jobs at once) of it"
     zh, en = (zh, en) if not missing else (f"没有按评分的内存上限：{missing}", f"no memory cgroup: {missing}")
-    mark = OK if mechanism == "bubblewrap" and not missing else WARN
+    size = sandbox.TMPFS_BYTES >> 30
+    disk = sandbox.workspaces_bounded()
+    zh += f"；工作副本在 {size} GiB 的 tmpfs 上" if disk else "；工作副本在主机磁盘上，只由每 2 秒的检查限制"
+    en += (
+        f"; working copies on a {size} GiB tmpfs"
+        if disk
+        else "; working copies on the host's disk, bounded by the 2 s watch alone"
+    )
+    mark = OK if mechanism == "bubblewrap" and not missing and disk else WARN
     return f"{mark} " + bilingual(
         f"评分沙箱：{mechanism}（{why}）；{zh}", f"grading sandbox: {mechanism} ({why}); {en}"
     )

@@ -134,7 +134,7 @@ def sandboxed(program: str, mechanism: str) -> subprocess.Popen:
 def finish(work: Path) -> None:
     """End the grading of the working copy `work`, as the grader does: its processes, its memory cgroup, its files."""
     sandbox.kill_processes_of(sandbox.owner_of(work))
-    shutil.rmtree(work, ignore_errors=True)
+    sandbox.remove_workspace(work)
 
 
 SEARCH = """

@@ -39,6 +39,7 @@ def test_the_sandbox_line_says_whether_gradings_get_a_memory_cgroup(monkeypatch)
 
     monkeypatch.setattr(sandbox, "choose", lambda requested: ("bubblewrap", "allow-list root"))
     monkeypatch.setattr(cgroup, "unavailable", lambda: None)
+    monkeypatch.setattr(sandbox, "workspaces_bounded", lambda: True)
     assert (
         doctor.sandbox_line().startswith(doctor.OK)
         and "each in a cgroup of 1/(2 × jobs at once)" in doctor.sandbox_line()
@@ -46,3 +47,15 @@ def test_the_sandbox_line_says_whether_gradings_get_a_memory_cgroup(monkeypatch)
     monkeypatch.setattr(cgroup, "unavailable", lambda: "the grader is not root")
     line = doctor.sandbox_line()
     assert line.startswith(doctor.WARN) and "no memory cgroup: the grader is not root" in line
+
+
+def test_the_sandbox_line_says_where_working_copies_live(monkeypatch):
+    from course.judge import cgroup, sandbox
+
+    monkeypatch.setattr(sandbox, "choose", lambda requested: ("bubblewrap", "allow-list root"))
+    monkeypatch.setattr(cgroup, "unavailable", lambda: None)
+    monkeypatch.setattr(sandbox, "workspaces_bounded", lambda: True)
+    assert "working copies on a 1 GiB tmpfs" in doctor.sandbox_line()
+    monkeypatch.setattr(sandbox, "workspaces_bounded", lambda: False)
+    line = doctor.sandbox_line()
+    assert line.startswith(doctor.WARN) and "host's disk, bounded by the 2 s watch alone" in line

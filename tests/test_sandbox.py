@@ -46,7 +46,7 @@ def run_sandboxed(mechanism: str, code: str, *args: str, owner: int | None = Non
         return done.stdout.strip()
     finally:
         sandbox.kill_processes_of(sandbox.owner_of(work))  # and its memory cgroup
-        shutil.rmtree(work, ignore_errors=True)
+        sandbox.remove_workspace(work)
 
 
 @pytest.fixture
@@ -115,7 +115,7 @@ def test_the_sandbox_hides_the_course_other_folders_processes_and_network(mechan
         )
     finally:
         server.close()
-        shutil.rmtree(sibling)
+        sandbox.remove_workspace(sibling)
     seen = dict(line.split() for line in out.splitlines())
     assert seen == {
         "course": "False",
@@ -171,7 +171,7 @@ def test_each_grading_has_its_own_uid_and_limits(mechanism):
         writable = [work / name for name in ("home", "out")]
         assert all(p.stat().st_mode & 0o777 == 0o700 for p in writable)  # nothing world-writable on the host
     finally:
-        shutil.rmtree(work)
+        sandbox.remove_workspace(work)
 
 
 FORGER = """

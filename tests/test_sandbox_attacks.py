@@ -54,7 +54,7 @@ def sandboxed(mechanism: str, code: str, *args: str, work: Path | None = None, *
     finally:
         if own:
             sandbox.kill_processes_of(sandbox.owner_of(work))  # and its memory cgroup
-            shutil.rmtree(work, ignore_errors=True)
+            sandbox.remove_workspace(work)
 
 
 @contextlib.contextmanager
@@ -72,7 +72,7 @@ def running(mechanism: str, code: str, *args: str, ready: tuple[str, ...] = ("re
             os.killpg(process.pid, signal.SIGKILL)
         process.wait()
         sandbox.kill_processes_of(sandbox.owner_of(work))
-        shutil.rmtree(work, ignore_errors=True)
+        sandbox.remove_workspace(work)
 
 
 def live_processes_of(uid: int) -> list[int]:
@@ -314,8 +314,9 @@ def test_the_triton_cache_of_another_grading_is_out_of_reach(mechanism):
             triton_cache=own_cache,
         )
     finally:
-        for folder in (own_cache, other_cache, work):
+        for folder in (own_cache, other_cache):
             shutil.rmtree(folder, ignore_errors=True)
+        sandbox.remove_workspace(work)
     assert seen == {"listed": False, "reached": False}
 
 
@@ -476,7 +477,7 @@ def test_the_sandbox_dies_with_its_launcher(mechanism):
         left = live_processes_of(owner)
     finally:
         sandbox.kill_processes_of(owner)
-        shutil.rmtree(work, ignore_errors=True)
+        sandbox.remove_workspace(work)
     assert left == []
 
 
@@ -513,7 +514,7 @@ def test_the_sandbox_dies_with_the_grader_that_started_it(mechanism):
         left = live_processes_of(owner)
     finally:
         sandbox.kill_processes_of(owner)
-        shutil.rmtree(work, ignore_errors=True)
+        sandbox.remove_workspace(work)
     assert left == []
 
 
@@ -629,15 +630,12 @@ def test_the_private_tmp_and_shared_memory_are_bounded(mechanism):
     assert sandboxed(mechanism, FILL, str(sandbox.TMPFS_BYTES + MIB), "/tmp", "/dev/shm") == 0
 
 
-@hole(
-    "(e) home/ and out/ are bind mounts of the host's disk with no size bound (only RLIMIT_FSIZE per file, 4 GiB, "
-    "times 4096 open files, and inodes without limit), and the child's stdout goes to the judge's child.log on the "
-    "same disk: one submission can fill the grader's disk (gradebook, other students' outputs). Fix: a size-bounded "
-    "filesystem for them, e.g. a tmpfs (size=) mounted by the root grader on work/home and work/out (the judge still "
-    "reads out/ through its descriptor), or a per-uid disk quota; the child's stdout through a pipe the judge drains "
-    "up to a cap"
-)
+@AS_ROOT
 def test_the_working_copy_cannot_take_more_disk_than_its_budget():
+    """(e) home/ and out/ were folders of the host's disk bounded only by the judge's 2-second watch (4 GiB) and
+    RLIMIT_FSIZE per file, and the child's stdout went to its log on the same disk: a fast writer could fill the
+    grader's disk (gradebook, other students' outputs) between two looks. A root grader now mounts a tmpfs of
+    TMPFS_BYTES on each working copy; removing the working copy unmounts it."""
     work = sandbox.workspace()
     try:
         part = 512 * MIB
@@ -645,8 +643,19 @@ def test_the_working_copy_cannot_take_more_disk_than_its_budget():
         taken = sandboxed("bubblewrap", FILL, str(part), *folders, work=work)
     finally:
         sandbox.kill_processes_of(sandbox.owner_of(work))
-        shutil.rmtree(work, ignore_errors=True)
+        sandbox.remove_workspace(work)
     assert taken <= sandbox.TMPFS_BYTES
+    assert not work.exists()  # unmounted, then removed
+
+
+@AS_ROOT
+def test_a_killed_workers_working_copies_are_unmounted_with_its_job_folder(tmp_path, monkeypatch):
+    """A worker killed at its job's timeout removes nothing: the runner unmounts what it left in the job's folder."""
+    monkeypatch.setattr(sandbox.tempfile, "tempdir", str(tmp_path))
+    works = [sandbox.workspace() for _ in range(2)]
+    assert all(os.path.ismount(work) for work in works)
+    sandbox.unmount_under(tmp_path)
+    assert not any(os.path.ismount(work) for work in works)
 
 
 MEMFD = """
@@ -675,7 +684,7 @@ def test_the_sandbox_cannot_hold_more_memory_than_its_budget(mechanism, monkeypa
         done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120)
     finally:
         sandbox.kill_processes_of(owner)
-        shutil.rmtree(work, ignore_errors=True)
+        sandbox.remove_workspace(work)
     assert done.returncode != 0 or json.loads(done.stdout.splitlines()[-1]) <= 256 * MIB  # killed, or refused
     assert not (cgroup.hierarchy()[0] / str(owner)).exists()  # released with the grading
 
@@ -976,7 +985,7 @@ def beside_a_holder(code: str, size: int) -> tuple[subprocess.CompletedProcess, 
             done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=60)
         finally:
             sandbox.kill_processes_of(sandbox.owner_of(work))
-            shutil.rmtree(work, ignore_errors=True)
+            sandbox.remove_workspace(work)
         return done, holder.poll() is None
 
 
@@ -1034,7 +1043,7 @@ def test_a_process_that_keeps_changing_its_pid_dies_with_its_grading(mechanism):
         kept = cgroup.unavailable() is None and (cgroup.hierarchy()[0] / str(owner)).exists()
     finally:
         sandbox.kill_processes_of(owner)
-        shutil.rmtree(work, ignore_errors=True)
+        sandbox.remove_workspace(work)
     assert not beating and not kept
 
 
@@ -1107,7 +1116,7 @@ def test_the_gpu_sandbox_cannot_leave_or_enlarge_its_memory_cgroup(monkeypatch):
         done = sandboxed("bubblewrap", CGROUP_WRITES, str(own), str(folder), limit, work=work)
     finally:
         sandbox.kill_processes_of(sandbox.owner_of(work))
-        shutil.rmtree(work, ignore_errors=True)
+        sandbox.remove_workspace(work)
     assert done == []
 
 

@@ -14,7 +14,7 @@ import tempfile
 from pathlib import Path
 
 from course import ROOT
-from course.judge import bytecode, cgroup
+from course.judge import bytecode, cgroup, sandbox
 from utils.measure import LOCK_DIR_ENV
 
 
@@ -90,6 +90,7 @@ def abandoned_jobs() -> list[Path]:
 def sweep_abandoned_jobs() -> None:
     """Remove abandoned job folders, and the sandboxes in them."""
     for folder in abandoned_jobs():
+        sandbox.unmount_under(folder)
         shutil.rmtree(folder, ignore_errors=True)
 
 
@@ -113,6 +114,9 @@ def run_job(
         sink = stack.enter_context(open(log, "a", encoding="utf-8")) if log else subprocess.DEVNULL
         scratch = Path(tmp) / "scratch"  # every sandbox of the job lives here: removed even when it is killed
         scratch.mkdir()
+        stack.callback(
+            sandbox.unmount_under, scratch
+        )  # what a killed worker left mounted, before its removal
         proc = subprocess.Popen(
             [sys.executable, "-m", "course.grading.worker", str(request_path), str(result_path)],
             cwd=ROOT,

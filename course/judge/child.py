@@ -172,7 +172,7 @@ class Child:
         if self.out is not None:
             os.close(self.out)
             self.out = None
-        shutil.rmtree(self.work, ignore_errors=True)
+        sandbox.remove_workspace(self.work)
 
     def exit_code(self, grace: float = 10.0) -> int | None:
         """The child's exit status once it has ended (its pipe closes a moment before the process is reaped)."""

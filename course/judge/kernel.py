@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import shutil
 import signal
 import stat
 import threading
@@ -62,7 +61,7 @@ class SandboxedKernelManager(AsyncKernelManager):
 
     def use_workspace(self, work: Path) -> None:
         self.work = work
-        weakref.finalize(self, shutil.rmtree, self.work, True)
+        weakref.finalize(self, sandbox.remove_workspace, self.work)
         self.owner = sandbox.owner_of(self.work)
         sockets = sandbox.private_folder(self.work / "ipc", self.owner)
         self.transport, self.ip = "ipc", str(sockets / "kernel")

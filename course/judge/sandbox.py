@@ -54,7 +54,8 @@ WORLD_WRITABLE = (
     "/run/lock",
     "/var/lock",
 )  # hidden by the fallback
-TMPFS_BYTES = 1 << 30  # a private /tmp or /dev/shm
+TMPFS_BYTES = 1 << 30  # a private /tmp or /dev/shm, a working copy where the grader mounts one
+WORKSPACE_FS = "flash-course-work"  # the source name of the working copies' filesystems
 DISK_QUOTA = 4 << 30  # bytes a working copy may hold on the host's disk (its writable folders)
 QUOTA_POLL = 2.0  # seconds between two looks at a working copy's size while its sandbox runs
 LIMITS = {  # prlimit's names: bytes of one file, open files, processes and threads of the uid, CPU seconds
@@ -181,15 +182,58 @@ def shared_folder(prefix: str, owner: int) -> Path:
 
 def workspace(prefix: str = "course-judge-", owner: int | None = None) -> Path:
     """A fresh working copy: the student-facing `utils` (read-only for the child) and private writable `home` and
-    `out`, owned by `owner` (default: a new one)."""
+    `out`, owned by `owner` (default: a new one), on a filesystem of its own where the grader may mount one
+    (`bounded`); `remove_workspace` removes it."""
     owner = new_owner() if owner is None else owner
     work = Path(tempfile.mkdtemp(prefix=prefix))
+    bounded(work)
     shutil.copytree(ROOT / "utils", work / "utils", ignore=shutil.ignore_patterns("__pycache__"))
     for folder in ("home", "out"):
         private_folder(work / folder, owner)
     (work / "passwd").write_text(f"student:x:{owner}:{owner}::{work / 'home'}:/bin/sh\n")
     work.chmod(0o755)
     return work
+
+
+def bounded(work: Path) -> bool:
+    """Mount a tmpfs of TMPFS_BYTES on `work` (a root grader): all a working copy may hold, the child's log
+    included, and its pages count in the grading's memory cgroup; False where mounting is refused (a container
+    without the right), and the working copy stays on the host's disk, bounded by `QuotaWatch` alone."""
+    if os.geteuid() != 0 or sys.platform != "linux":
+        return False
+    options = f"size={TMPFS_BYTES},mode=0755,nosuid,nodev"
+    argv = [tool("mount"), "-t", "tmpfs", "-o", options, WORKSPACE_FS, str(work)]
+    return subprocess.run(argv, capture_output=True).returncode == 0
+
+
+@functools.cache
+def workspaces_bounded() -> bool:
+    """Whether working copies here get a filesystem of their own (`bounded`)."""
+    folder = Path(tempfile.mkdtemp(prefix="course-probe-"))
+    try:
+        return bounded(folder)
+    finally:
+        remove_workspace(folder)
+
+
+def remove_workspace(work: Path) -> None:
+    """Remove a working copy, and the filesystem it is on."""
+    unmount_under(work)
+    shutil.rmtree(work, ignore_errors=True)
+
+
+def unmount_under(folder: Path) -> None:
+    """Unmount the working copies' filesystems at or below `folder` (a job's folder whose worker was killed)."""
+    try:
+        table = Path("/proc/self/mountinfo").read_text()
+    except OSError:
+        return
+    inside = str(folder.resolve()).rstrip("/") + "/"
+    for line in table.splitlines():
+        before, _, after = line.partition(" - ")
+        point = before.split()[4].replace("\\040", " ")
+        if after.split()[1:2] == [WORKSPACE_FS] and (point + "/").startswith(inside):
+            subprocess.run([tool("umount"), "--lazy", point], capture_output=True)
 
 
 def owner_of(workdir: Path) -> int:
@@ -370,7 +414,7 @@ def probe(mechanism: str) -> tuple[bool, str]:
         return False, f"{program} failed: {error}"
     finally:
         kill_processes_of(owner_of(work))
-        shutil.rmtree(work, ignore_errors=True)
+        remove_workspace(work)
     if done.returncode != 0 or not done.stdout.startswith("False"):
         return False, f"{program} failed: {(done.stderr or done.stdout).strip()[-300:]}"
     return True, describe(mechanism)
