@@ -1137,3 +1137,39 @@ def test_a_notebook_cannot_fill_the_graders_memory_with_its_output(tmp_path, mon
     held = nb.cells[0].outputs
     assert sum(map(outputs.size, held)) <= 5 * MIB  # 32 MiB printed
     assert any("output is over its limit" in output.get("text", "") for output in held)
+
+
+ONE_HUGE_MESSAGE = """
+import json, resource, sys
+import nbformat
+from course.judge import kernel
+kernel.MAX_MESSAGE = 16 << 20
+cells = [f"import sys\\nsys.stdout.write('x' * ({sys.argv[2]} << 20))\\nsys.stdout.flush()", "print('after')"]
+nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
+nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+before, error = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss << 10, None
+try:
+    kernel.SandboxedExecute(timeout=30, allow_errors=True).preprocess(nb, {"metadata": {"path": sys.argv[1]}})
+except Exception as raised:
+    error = type(raised).__name__
+grown = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss << 10) - before
+texts = [o.get("text", "") for o in nb.cells[0].outputs]
+print(json.dumps({"grown": grown, "error": error, "printed": sum(map(len, texts))}))
+"""
+
+
+def test_one_huge_message_from_the_kernel_never_reaches_the_graders_memory(tmp_path):
+    """(e) Cell outputs are bounded as they arrive, but one message is received whole before anything reads it:
+    a kernel printing 256 MiB in one write held that, and three copies of it decoding (800 MB), in the grader's
+    memory, outside every cgroup. The grader's sockets now drop a message over MAX_MESSAGE: the notebook's run
+    ends with nbgrader's error for output that never came (its own doing: the student's grading alone fails)."""
+    done = subprocess.run(
+        [sys.executable, "-c", ONE_HUGE_MESSAGE, str(tmp_path), "256"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
+    )
+    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    assert seen["grown"] < 64 * MIB, done.stderr[-2000:]
+    assert seen["printed"] == 0 and seen["error"] == "CellTimeoutError"

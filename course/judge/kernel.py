@@ -19,6 +19,7 @@ import weakref
 from datetime import datetime
 from pathlib import Path
 
+import zmq
 from jupyter_client.manager import AsyncKernelManager
 from nbclient.exceptions import DeadKernelError
 from nbgrader.preprocessors import Execute
@@ -35,6 +36,7 @@ STAGES = "flash_course_stages"
 # the kernel runs code the scan never reads (added cells), which would plant there what those children load
 SHARED = "flash_course_shared"
 HELD_OUTPUT = 4 * outputs.MAX_CELL  # bytes of one cell's outputs the grader holds before it bounds them
+MAX_MESSAGE = 64 << 20  # bytes of one message from the kernel the grader's sockets accept (larger: dropped)
 
 
 def cell_seconds(cell) -> float:
@@ -58,6 +60,14 @@ class SandboxedKernelManager(AsyncKernelManager):
         self.mechanism, _ = sandbox.choose(self.sandbox)
         if self.mechanism != "none":
             self.use_workspace(sandbox.workspace("course-kernel-"))
+
+    def client(self, **kwargs):
+        """The grader's client of the kernel, whose sockets refuse a message over MAX_MESSAGE: one message is
+        received whole, in the grader's memory, before the outputs' bounds see it."""
+        client = super().client(**kwargs)
+        if self.mechanism != "none":
+            client.context.setsockopt(zmq.MAXMSGSIZE, MAX_MESSAGE)  # for the channels' sockets, made later
+        return client
 
     def use_workspace(self, work: Path) -> None:
         self.work = work
