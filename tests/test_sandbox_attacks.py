@@ -1173,3 +1173,18 @@ def test_one_huge_message_from_the_kernel_never_reaches_the_graders_memory(tmp_p
     seen = json.loads(done.stdout.strip().splitlines()[-1])
     assert seen["grown"] < 64 * MIB, done.stderr[-2000:]
     assert seen["printed"] == 0 and seen["error"] == "CellTimeoutError"
+
+
+def test_a_notebooks_working_copy_goes_as_soon_as_it_ran(tmp_path):
+    """A worker grades notebook after notebook, and each kernel's manager lived on until the worker ended: every
+    working copy (a tmpfs in RAM, its Triton cache) stayed until then."""
+    import nbformat
+
+    from course.judge import kernel
+
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("print('ran')")])
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    executor = kernel.SandboxedExecute(timeout=60)
+    executor.preprocess(nb, {"metadata": {"path": str(tmp_path)}})
+    assert nb.cells[0].outputs[0]["text"] == "ran\n"
+    assert not executor.manager.work.exists()

@@ -181,6 +181,15 @@ class SandboxedExecute(Execute):
         finally:
             if resources is not None:
                 resources[STAGES] = self.stages(nb)
+            if km is None:  # the kernel this run started is shut down: its working copy goes now
+                self.remove_workspace()
+
+    def remove_workspace(self) -> None:
+        """Remove the kernel's working copy (its filesystem, its Triton cache) as soon as the notebook ran: its
+        manager may live until the worker ends, which grades the next notebooks meanwhile."""
+        work = getattr(self.manager, "work", None)
+        if work is not None:
+            sandbox.remove_workspace(work)
 
     def create_kernel_manager(self):
         self.manager = super().create_kernel_manager()
