@@ -458,27 +458,36 @@ def test_a_child_that_leaves_its_session_dies_with_its_grading(mechanism):
 
 
 @AS_ROOT
+def left_after_killing(mechanism: str, starter: list[str]) -> list[int]:
+    """The processes of a sleeping sandbox's grading still alive 5 s after the process that started it was killed:
+    its launcher (bwrap, or unshare) itself, or `starter` (a program that runs the launcher) when given."""
+    work = sandbox.workspace()
+    owner = sandbox.owner_of(work)
+    argv, env = sandbox.command([sys.executable, "-c", textwrap.dedent(SLEEPER)], work, mechanism)
+    process = subprocess.Popen(
+        [*starter, *argv], env=env, stdout=subprocess.PIPE, text=True, start_new_session=True
+    )
+    try:
+        assert process.stdout.readline().strip() == "ready"
+        process.kill()
+        process.wait()
+        deadline = time.monotonic() + 5
+        while live_processes_of(owner) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        return live_processes_of(owner)
+    finally:
+        sandbox.kill_processes_of(owner)
+        sandbox.remove_workspace(work)
+
+
 @pytest.mark.parametrize("mechanism", ISOLATING)
 def test_the_sandbox_dies_with_its_launcher(mechanism):
     """The grader stops a sandbox by killing the process it started (bwrap, or unshare): a kernel that ignores its
     shutdown, the disk quota's kill. Nothing of the grading may run on afterwards (under bwrap's --as-pid-1 the
     student's process, once its uid was changed, outlived it, spinning with the CPU of later students)."""
-    work = sandbox.workspace()
-    owner = sandbox.owner_of(work)
-    argv, env = sandbox.command([sys.executable, "-c", textwrap.dedent(SLEEPER)], work, mechanism)
-    process = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, text=True, start_new_session=True)
-    try:
-        assert process.stdout.readline().strip() == "ready"
-        process.kill()  # the launcher only, as jupyter_client and the quota watch do
-        process.wait()
-        deadline = time.monotonic() + 5
-        while live_processes_of(owner) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        left = live_processes_of(owner)
-    finally:
-        sandbox.kill_processes_of(owner)
-        sandbox.remove_workspace(work)
-    assert left == []
+    assert (
+        left_after_killing(mechanism, []) == []
+    )  # the launcher only, as jupyter_client and the quota watch do
 
 
 GRADER = """
@@ -494,28 +503,7 @@ def test_the_sandbox_dies_with_the_grader_that_started_it(mechanism):
     """A grader killed outright (a batch system's timeout, a cancelled Ray task, `kill -9`) runs no cleanup. On the
     H200 the fallback's sandboxes outlived such a grader, four idle kernels for 15 minutes (unshare does not die
     with its parent; bwrap does, through --die-with-parent)."""
-    work = sandbox.workspace()
-    owner = sandbox.owner_of(work)
-    argv, env = sandbox.command([sys.executable, "-c", textwrap.dedent(SLEEPER)], work, mechanism)
-    grader = subprocess.Popen(
-        [sys.executable, "-c", GRADER, *argv],
-        env=env,
-        stdout=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )
-    try:
-        assert grader.stdout.readline().strip() == "ready"
-        grader.kill()
-        grader.wait()
-        deadline = time.monotonic() + 5
-        while live_processes_of(owner) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        left = live_processes_of(owner)
-    finally:
-        sandbox.kill_processes_of(owner)
-        sandbox.remove_workspace(work)
-    assert left == []
+    assert left_after_killing(mechanism, [sys.executable, "-c", GRADER]) == []
 
 
 # ---------------------------------------------------------------- (d) making the judge read or follow what the child made
