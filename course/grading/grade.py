@@ -184,10 +184,8 @@ GPU_GIB_PER_JOB = (
 )
 
 
-HOST_GIB_PER_GRADING = {
-    "cpu": 1,
-    "gpu": 3,
-}  # RAM one grading's cgroup needs (measured peaks: 0.4 and 2.1 GiB)
+# RAM one grading's cgroup needs (peaks measured: units 06-07 on a CPU 0.4 GiB, unit 08 on the H200 2.1 GiB)
+HOST_GIB_PER_GRADING = {"cpu": 1, "gpu": 3}
 
 
 def default_jobs(pairs: int, cpus: int, gpu_memory_gib: float | None, memory_gib: float | None = None) -> int:

@@ -114,9 +114,7 @@ def run_job(
         sink = stack.enter_context(open(log, "a", encoding="utf-8")) if log else subprocess.DEVNULL
         scratch = Path(tmp) / "scratch"  # every sandbox of the job lives here: removed even when it is killed
         scratch.mkdir()
-        stack.callback(
-            sandbox.unmount_under, scratch
-        )  # what a killed worker left mounted, before its removal
+        stack.callback(sandbox.unmount_under, scratch)  # what a killed worker left mounted, before removal
         proc = subprocess.Popen(
             [sys.executable, "-m", "course.grading.worker", str(request_path), str(result_path)],
             cwd=ROOT,

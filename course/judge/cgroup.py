@@ -1,10 +1,10 @@
 """A memory cgroup per grading: what all the processes of one grading's uid may hold in RAM together, the memory
 of their memfds and tmpfs files included, which no per-process limit counts.
 
-A grading past its share is killed by the kernel's OOM killer inside its own cgroup; the shares of the gradings that
-run at once add up to their common budget, so one grading's memory (a memfd in no process's RSS, say) never makes
-the OOM killer pick another's processes. Without a cgroup, the host's OOM killer may pick the judge or another student's
-grading. A root grader makes the cgroups (cgroup v1's memory hierarchy, or v2 where the grader may enable the
+A grading past its share is killed by the kernel's OOM killer inside its own cgroup; the shares of the gradings
+that run at once add up to their common budget, so one grading's memory (a memfd in no process's RSS, say) never
+makes the OOM killer pick another's processes. Without a cgroup, the host's OOM killer may pick the judge or
+another student's grading. A root grader makes the cgroups (cgroup v1's memory hierarchy, or v2 where the grader may enable the
 memory controller); anywhere else there is none, and `unavailable()` says why (`course check`, the instructor
 guide's threat model).
 """
@@ -21,12 +21,10 @@ V1 = Path("/sys/fs/cgroup/memory")
 V2 = Path("/sys/fs/cgroup")
 FOLDER = "flash-course"  # below the hierarchy's root: one cgroup per grading uid
 STALE_SECONDS = 2 * 86400  # a cgroup this old is left from a grading that ended (CPU limit: 6 hours)
-MEMORY_SHARE = (
-    0.75  # of the host's RAM, what all gradings together may hold (the grader and the host keep the rest)
-)
-AT_ONCE_ENV = (
-    "COURSE_GRADINGS_AT_ONCE"  # set by the grader's pool: how many jobs it runs on this host at once
-)
+# of the host's RAM, what all gradings together may hold (the grader and the host keep the rest)
+MEMORY_SHARE = 0.75
+# set by the grader's pool in its jobs' environment: how many jobs it runs on this host at once
+AT_ONCE_ENV = "COURSE_GRADINGS_AT_ONCE"
 SANDBOXES_PER_JOB = 2  # a submission's notebook kernel and its judge's children, each a grading of its own
 
 

@@ -217,9 +217,12 @@ def workspaces_bounded() -> bool:
 
 
 def remove_workspace(work: Path) -> None:
-    """Remove a working copy, and the filesystem it is on."""
-    unmount_under(work)
+    """Remove a working copy, and the filesystem it is on: its files first (a file still open keeps only itself
+    in memory once its filesystem is detached), then the filesystem, then its mount point."""
     shutil.rmtree(work, ignore_errors=True)
+    unmount_under(work)
+    with contextlib.suppress(OSError):
+        work.rmdir()
 
 
 def unmount_under(folder: Path) -> None:
