@@ -724,13 +724,11 @@ def grade(
             log.write_text("", encoding="utf-8")
         graded: dict[tuple[str, str], Row] = dict(earlier)
         if graded_pairs:
-            memory = gradings_memory_gib()
-            jobs = (
-                jobs or where.slots or default_jobs(len(graded_pairs), cpu_count(), gpu_memory_gib(), memory)
-            )
+            memory, gpus = gradings_memory_gib(), gpu_memory_gib()
+            jobs = jobs or where.slots or default_jobs(len(graded_pairs), cpu_count(), gpus, memory)
             print(bilingual(f"同时评分 {jobs} 份", f"grading {jobs} at a time"))
             if memory is not None and isinstance(where, LocalPool):
-                warn_memory(jobs, memory, "cpu" if gpu_memory_gib() is None else "gpu")
+                warn_memory(jobs, memory, "cpu" if gpus is None else "gpu")
             with tempfile.TemporaryDirectory(prefix="course-grade-") as tmp:
                 folders = [Path(tmp) / f"pair{i}" for i in range(len(graded_pairs))]
                 settings = Round(salt, sandbox, late_work(course, graded_pairs, uploads, policy))
