@@ -36,6 +36,22 @@ AS_ROOT = pytest.mark.skipif(os.geteuid() != 0, reason="the grader runs as root 
 MIB = 1 << 20
 
 
+def needs(mechanism: str) -> None:
+    """Skip, with the reason printed, where `mechanism` does not run here (bwrap missing from PATH, namespaces
+    refused): an attack that cannot start proves nothing either way. CI has bubblewrap (test_sandbox.py fails
+    loudly without it)."""
+    works, why = sandbox.probe(mechanism)
+    if not works:
+        pytest.skip(f"{mechanism}: {why}")
+
+
+@pytest.fixture(autouse=True)
+def the_sandbox_runs_here(request):
+    """Each attack's mechanism (its `mechanism` parameter, else bubblewrap) runs here, or the attack is skipped."""
+    callspec = getattr(request.node, "callspec", None)
+    needs(callspec.params.get("mechanism", "bubblewrap") if callspec else "bubblewrap")
+
+
 def hole(reason: str):
     return pytest.mark.xfail(strict=True, reason=f"HOLE: {reason}")
 
@@ -795,6 +811,7 @@ def kernel_seen(tmp_path_factory):
     (holding a secret line) as its stderr, as a grader started from a shell or by `course grade` has."""
     from course.judge.kernel import SandboxedKernelManager
 
+    needs("bubblewrap")  # a module's fixture starts before the tests' own check
     folder = tmp_path_factory.mktemp("grader")
     (folder / "notebook").mkdir()
     log = folder / "grading.log"
