@@ -1197,3 +1197,52 @@ def test_a_notebooks_working_copy_goes_as_soon_as_it_ran(tmp_path):
     executor.preprocess(nb, {"metadata": {"path": str(tmp_path)}})
     assert nb.cells[0].outputs[0]["text"] == "ran\n"
     assert not executor.manager.work.exists()
+
+
+@AS_ROOT
+def test_a_link_planted_among_the_job_folders_unmounts_no_running_job(tmp_path, monkeypatch):
+    """(c) The job folders lie in the shared temp folder, where any local account (a student on the hub's host) may
+    make a `course-job-<a dead pid>-x` of its own: a link to a running job's folder (or to /) made the next grader's
+    sweep of abandoned jobs resolve it and unmount that job's working copies under its sandboxes."""
+    if not sandbox.workspaces_bounded():
+        pytest.skip("no tmpfs for working copies here: mounting is refused (course check warns)")
+    running_job = tmp_path / f"{runner.JOB_PREFIX}{os.getpid()}-running"
+    running_job.mkdir()
+    monkeypatch.setattr(sandbox.tempfile, "tempdir", str(running_job))
+    work = sandbox.workspace()
+    monkeypatch.setattr(sandbox.tempfile, "tempdir", str(tmp_path))
+    never_a_pid = int(Path("/proc/sys/kernel/pid_max").read_text()) + 1
+    planted = tmp_path / f"{runner.JOB_PREFIX}{never_a_pid}-planted"
+    planted.symlink_to(running_job)
+    os.lchown(planted, sandbox.UID_BASE - 1, sandbox.UID_BASE - 1)  # another account's
+    try:
+        runner.sweep_abandoned_jobs()
+        still_mounted = os.path.ismount(work)
+    finally:
+        sandbox.remove_workspace(work)
+    assert still_mounted and running_job.is_dir()
+
+
+@AS_ROOT
+def test_working_copies_under_a_folder_with_odd_characters_are_unmounted(tmp_path, monkeypatch):
+    """/proc/self/mountinfo writes a space, a tab, a newline and a backslash of a mount point as octal escapes (and
+    any other byte as it is): only the space was read back, so a working copy under an instructor's TMPDIR with a
+    tab or a backslash stayed mounted, and any mount on the host whose name is not UTF-8 crashed the grader."""
+    if not sandbox.workspaces_bounded():
+        pytest.skip("no tmpfs for working copies here: mounting is refused (course check warns)")
+    other = tmp_path / os.fsdecode(b"not-utf8-\xff")
+    other.mkdir()
+    subprocess.run(
+        [sandbox.tool("mount"), "-t", "tmpfs", "-o", "size=1m", "elsewhere", str(other)], check=True
+    )
+    odd = tmp_path / "a b\tc\\d\ne"
+    odd.mkdir()
+    monkeypatch.setattr(sandbox.tempfile, "tempdir", str(odd))
+    work = sandbox.workspace()
+    try:
+        assert os.path.ismount(work)
+        sandbox.unmount_under(tmp_path)
+        assert not os.path.ismount(work) and os.path.ismount(other)  # another filesystem is left alone
+    finally:
+        sandbox.remove_workspace(work)
+        subprocess.run([sandbox.tool("umount"), "--lazy", str(other)], check=True)

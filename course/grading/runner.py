@@ -76,14 +76,18 @@ JOB_PREFIX = "course-job-"  # + the grader's pid: a folder whose grader is gone 
 
 
 def abandoned_jobs() -> list[Path]:
-    """The job folders of graders that were killed before they could clean up."""
+    """The job folders of graders that were killed before they could clean up: folders of this user's own (in the
+    shared temp folder any local account may make one of that name, a link to a running job's among them)."""
     import psutil
 
     found = []
     for folder in Path(tempfile.gettempdir()).glob(f"{JOB_PREFIX}*-*"):
         pid = folder.name.removeprefix(JOB_PREFIX).split("-")[0]
-        if pid.isdigit() and not psutil.pid_exists(int(pid)):
-            found.append(folder)
+        with contextlib.suppress(OSError):
+            made = os.lstat(folder)
+            ours = stat.S_ISDIR(made.st_mode) and made.st_uid == os.getuid()
+            if ours and pid.isdigit() and not psutil.pid_exists(int(pid)):
+                found.append(folder)
     return found
 
 

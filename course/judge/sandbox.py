@@ -18,6 +18,7 @@ import contextlib
 import functools
 import json
 import os
+import re
 import secrets
 import shutil
 import site
@@ -228,15 +229,21 @@ def remove_workspace(work: Path) -> None:
 def unmount_under(folder: Path) -> None:
     """Unmount the working copies' filesystems at or below `folder` (a job's folder whose worker was killed)."""
     try:
-        table = Path("/proc/self/mountinfo").read_text()
+        table = Path("/proc/self/mountinfo").read_bytes()
     except OSError:
         return
-    inside = str(folder.resolve()).rstrip("/") + "/"
+    inside = os.fsencode(folder.resolve()).rstrip(b"/") + b"/"
     for line in table.splitlines():
-        before, _, after = line.partition(" - ")
-        point = before.split()[4].replace("\\040", " ")
-        if after.split()[1:2] == [WORKSPACE_FS] and (point + "/").startswith(inside):
+        before, _, after = line.partition(b" - ")
+        point = unescaped(before.split()[4])
+        if after.split()[1:2] == [WORKSPACE_FS.encode()] and (point + b"/").startswith(inside):
             subprocess.run([tool("umount"), "--lazy", point], capture_output=True)
+
+
+def unescaped(field: bytes) -> bytes:
+    """A path as /proc/self/mountinfo writes it: its space, tab, newline and backslash as octal escapes (\\040),
+    any other byte as it is (a name need not be UTF-8)."""
+    return re.sub(rb"\\([0-7]{3})", lambda found: bytes([int(found[1], 8)]), field)
 
 
 def owner_of(workdir: Path) -> int:
