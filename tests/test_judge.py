@@ -1,7 +1,6 @@
 """The judge: plain-data tensors, the scan, the sandbox, the child's failures, seeds and unit 06's verdicts."""
 
 import os
-import shutil
 import subprocess
 import sys
 import time
@@ -310,7 +309,7 @@ def test_children_given_one_triton_cache_share_it(tmp_path):
     finally:
         for child in children:
             child.close()
-        shutil.rmtree(cache)
+        sandbox.remove_workspace(cache)
 
 
 def judge(nb, student="alice", salt="salt", parallel_cells=1) -> dict:

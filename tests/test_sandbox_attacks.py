@@ -330,9 +330,8 @@ def test_the_triton_cache_of_another_grading_is_out_of_reach(mechanism):
             triton_cache=own_cache,
         )
     finally:
-        for folder in (own_cache, other_cache):
-            shutil.rmtree(folder, ignore_errors=True)
-        sandbox.remove_workspace(work)
+        for folder in (own_cache, other_cache, work):
+            sandbox.remove_workspace(folder)
     assert seen == {"listed": False, "reached": False}
 
 
@@ -1246,3 +1245,31 @@ def test_working_copies_under_a_folder_with_odd_characters_are_unmounted(tmp_pat
     finally:
         sandbox.remove_workspace(work)
         subprocess.run([sandbox.tool("umount"), "--lazy", str(other)], check=True)
+
+
+CAPACITY = """
+import json, os
+found = os.statvfs(os.environ["TRITON_CACHE_DIR"])
+print(json.dumps(found.f_blocks * found.f_frsize))
+"""
+
+
+@AS_ROOT
+def test_the_judge_childrens_triton_cache_cannot_take_more_disk_than_its_budget(tmp_path, monkeypatch):
+    """(e) The Triton cache a notebook's judge children share was a folder of the host's disk, bounded only by the
+    judge's 2-second look while it waits for a call's answer (a thread the student's module started writes on
+    between calls). It is a tmpfs of TMPFS_BYTES, as a working copy is, and goes with its mount when the sharing ends."""
+    from course.judge import preprocessor
+
+    if not sandbox.workspaces_bounded():
+        pytest.skip("no tmpfs for working copies here: mounting is refused (course check warns)")
+    monkeypatch.setattr(sandbox.tempfile, "tempdir", str(tmp_path))
+    owner, cache = preprocessor.new_share()
+    work = sandbox.workspace(owner=owner)
+    try:
+        capacity = sandboxed("bubblewrap", CAPACITY, work=work, triton_cache=cache)
+    finally:
+        sandbox.remove_workspace(work)
+        preprocessor.end_sharing(owner, cache)
+    assert capacity <= sandbox.TMPFS_BYTES
+    assert not cache.exists() and not os.listdir(tmp_path)

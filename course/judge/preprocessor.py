@@ -17,7 +17,6 @@ from __future__ import annotations
 import atexit
 import copy
 import json
-import shutil
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -183,7 +182,8 @@ class StartJudge(Judge):
             return nb, resources
         student = resources.get("nbgrader", {}).get("student", "")
         shared = resources[SHARED] = new_share()
-        atexit.register(shutil.rmtree, shared[1], True)  # also if the notebook's run fails before `Judge`
+        # also if the notebook's run fails before `Judge`
+        atexit.register(sandbox.remove_workspace, shared[1])
         pool = ThreadPoolExecutor(1, thread_name_prefix="judge")
         resources[STARTED] = pool.submit(
             judge_cells, copy.deepcopy(nb), unit, student, self.salt, self.sandbox, shared=shared, timed=False
@@ -300,7 +300,7 @@ def end_sharing(owner: int, triton_cache: Path) -> None:
     """Kill what still runs as the judge children's uid (what left its session and process group) and delete their
     Triton cache: nothing of one student's grading is left for another's."""
     sandbox.kill_processes_of(owner)
-    shutil.rmtree(triton_cache, ignore_errors=True)
+    sandbox.remove_workspace(triton_cache)
 
 
 def cell_groups(unit: Unit, cells: list) -> list[list]:

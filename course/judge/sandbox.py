@@ -177,8 +177,11 @@ def private_folder(path: Path, owner: int) -> Path:
 
 
 def shared_folder(prefix: str, owner: int) -> Path:
-    """A folder that several sandboxed processes of one grading write (e.g. their Triton cache)."""
-    return private_folder(Path(tempfile.mkdtemp(prefix=prefix)), owner)
+    """A folder that several sandboxed processes of one grading write (e.g. their Triton cache), on a filesystem of
+    its own where the grader may mount one, as a working copy (`bounded`); `remove_workspace` removes it."""
+    folder = Path(tempfile.mkdtemp(prefix=prefix))
+    bounded(folder)
+    return private_folder(folder, owner)
 
 
 def workspace(prefix: str = "course-judge-", owner: int | None = None) -> Path:
