@@ -1147,12 +1147,12 @@ def test_a_notebook_cannot_fill_the_graders_memory_with_its_output(tmp_path, mon
     assert any("output is over its limit" in output.get("text", "") for output in held)
 
 
-ONE_HUGE_MESSAGE = """
+GRADER_GROWTH = """
 import json, resource, sys
 import nbformat
 from course.judge import kernel
 kernel.MAX_MESSAGE = 16 << 20
-cells = [f"import sys\\nsys.stdout.write('x' * ({sys.argv[2]} << 20))\\nsys.stdout.flush()", "print('after')"]
+cells = [sys.argv[2], "print('after')"]
 nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
 nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
 before, error = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss << 10, None
@@ -1166,13 +1166,16 @@ print(json.dumps({"grown": grown, "error": error, "printed": sum(map(len, texts)
 """
 
 
+ONE_HUGE_WRITE = "import sys\nsys.stdout.write('x' * (256 << 20))\nsys.stdout.flush()"
+
+
 def test_one_huge_message_from_the_kernel_never_reaches_the_graders_memory(tmp_path):
     """(e) Cell outputs are bounded as they arrive, but one message is received whole before anything reads it:
     a kernel printing 256 MiB in one write held that, and three copies of it decoding (800 MB), in the grader's
     memory, outside every cgroup. The grader's sockets now drop a message over MAX_MESSAGE: the notebook's run
     ends with nbgrader's error for output that never came (its own doing: the student's grading alone fails)."""
     done = subprocess.run(
-        [sys.executable, "-c", ONE_HUGE_MESSAGE, str(tmp_path), "256"],
+        [sys.executable, "-c", GRADER_GROWTH, str(tmp_path), ONE_HUGE_WRITE],
         capture_output=True,
         text=True,
         timeout=300,
@@ -1273,3 +1276,29 @@ def test_the_judge_childrens_triton_cache_cannot_take_more_disk_than_its_budget(
         preprocessor.end_sharing(owner, cache)
     assert capacity <= sandbox.TMPFS_BYTES
     assert not cache.exists() and not os.listdir(tmp_path)
+
+
+MANY_FRAMES = """
+kernel = get_ipython().kernel
+frame = b"x" * (8 << 20)  # under MAX_MESSAGE (16 MiB in this test)
+kernel.session.send(kernel.iopub_socket, "stream", {"name": "stdout", "text": "y"}, buffers=[frame] * 32)
+"""
+
+
+@hole(
+    "libzmq's MAXMSGSIZE bounds one frame of a message, not how many frames it has (nor a message whose frames "
+    "never end): the kernel sends one message of 32 buffers of 8 MiB each and the grader holds all 256 MiB, "
+    "outside every cgroup, before anything reads it. Fix: a relay process in the grading's memory cgroup between "
+    "the kernel's sockets and the grader's, dropping a message over MAX_MESSAGE in all (or the worker in a memory "
+    "cgroup of its own)"
+)
+def test_a_message_of_many_frames_from_the_kernel_never_reaches_the_graders_memory(tmp_path):
+    done = subprocess.run(
+        [sys.executable, "-c", GRADER_GROWTH, str(tmp_path), MANY_FRAMES],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
+    )
+    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    assert seen["grown"] < 64 * MIB, done.stderr[-2000:]
