@@ -1302,3 +1302,22 @@ def test_a_message_of_many_frames_from_the_kernel_never_reaches_the_graders_memo
     )
     seen = json.loads(done.stdout.strip().splitlines()[-1])
     assert seen["grown"] < 64 * MIB, done.stderr[-2000:]
+
+
+def test_a_grading_past_its_share_cannot_spill_into_swap(gradings_folder):
+    """(e) On a host with swap, a cgroup at its memory limit has its pages swapped out rather than its processes
+    killed: a grading could hold the host's whole swap beyond its share (a memfd swaps as well as anything). Where
+    the kernel counts swap, the cgroups bound RAM and swap together (v1) or allow no swap (v2)."""
+    folder, limit = cgroup.hierarchy()
+    swap = {"memory.limit_in_bytes": "memory.memsw.limit_in_bytes", "memory.max": "memory.swap.max"}[limit]
+    if not (folder / swap).exists():
+        pytest.skip("the kernel does not count swap in cgroups here (swapaccount=0)")
+    group = cgroup.for_grading(sandbox.UID_BASE + 4)
+    try:
+        bounds = [((where / limit).read_text(), (where / swap).read_text()) for where in (folder, group)]
+    finally:
+        cgroup.release(sandbox.UID_BASE + 4)
+    allowed = [(str(256 * MIB), str(256 * MIB)), (str(128 * MIB), str(128 * MIB))]
+    if limit == "memory.max":
+        allowed = [(ram, "0") for ram, _ in allowed]
+    assert [(ram.strip(), swapped.strip()) for ram, swapped in bounds] == allowed

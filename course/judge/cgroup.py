@@ -25,6 +25,8 @@ STALE_SECONDS = 2 * 86400  # a cgroup this old is left from a grading that ended
 MEMORY_SHARE = 0.75
 # set by the grader's pool in its jobs' environment: how many jobs it runs on this host at once
 AT_ONCE_ENV = "COURSE_GRADINGS_AT_ONCE"
+# the file that bounds a cgroup's swap, by the file of its memory limit (cgroup v1, v2)
+SWAP = {"memory.limit_in_bytes": "memory.memsw.limit_in_bytes", "memory.max": "memory.swap.max"}
 SANDBOXES_PER_JOB = 2  # a submission's notebook kernel and its judge's children, each a grading of its own
 
 
@@ -63,7 +65,7 @@ def hierarchy() -> tuple[Path, str] | None:
         (folder / "cgroup.subtree_control").write_text("+memory")
     else:
         return None
-    (folder / limit).write_text(str(budget()))  # the judge and the host keep the rest
+    set_limit(folder, limit, budget())  # the judge and the host keep the rest
     remove_stale(folder)
     return folder, limit
 
@@ -96,8 +98,21 @@ def for_grading(owner: int) -> Path | None:
     folder, limit = hierarchy()
     group = folder / str(owner)
     group.mkdir(exist_ok=True)
-    (group / limit).write_text(str(share()))
+    set_limit(group, limit, share())
     return group
+
+
+def set_limit(group: Path, limit: str, size: int) -> None:
+    """Bound `group` to `size` bytes of RAM, and to no swap beyond them where the kernel counts swap (else, on a host
+    with swap, a cgroup at its limit has its pages swapped out rather than its processes killed)."""
+    swap = group / SWAP[limit]
+    writes = [(group / limit, str(size))]
+    if swap.exists():
+        writes.append((swap, "0" if limit == "memory.max" else str(size)))  # v1 counts RAM and swap together
+        if limit != "memory.max" and size > int((group / limit).read_text()):
+            writes.reverse()  # v1 keeps RAM's limit at most RAM and swap's: raise that first
+    for path, value in writes:
+        path.write_text(value)
 
 
 def joining(group: Path | None) -> list[str]:
