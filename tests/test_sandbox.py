@@ -283,3 +283,14 @@ def test_a_kernel_that_fills_the_disk_is_killed(tmp_path, monkeypatch):
     )
     with pytest.raises(DeadKernelError):
         client.execute()
+
+
+def test_the_kernels_copy_of_a_submission_stops_at_its_files_budget(tmp_path):
+    """A working copy's filesystem holds at most WORKSPACE_FILES files: a submission of more is copied in part (the
+    kernel still starts), never failing the copy half-way."""
+    folder = tmp_path / "submission"
+    folder.mkdir()
+    for index in range(5):
+        (folder / f"{index}.txt").write_text("x")
+    sandbox.copy_plain_tree(folder, tmp_path / "copy", os.getuid(), entries=3)
+    assert len(list((tmp_path / "copy").iterdir())) == 2  # the folder itself and two files

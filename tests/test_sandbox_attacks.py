@@ -1321,3 +1321,32 @@ def test_a_grading_past_its_share_cannot_spill_into_swap(gradings_folder):
     if limit == "memory.max":
         allowed = [(ram, "0") for ram, _ in allowed]
     assert [(ram.strip(), swapped.strip()) for ram, swapped in bounds] == allowed
+
+
+MANY_FILES = """
+import json, os, sys
+made = 0
+try:
+    while made < int(sys.argv[2]):
+        os.close(os.open(os.path.join(sys.argv[1], str(made)), os.O_CREAT | os.O_WRONLY, 0o600))
+        made += 1
+except OSError:
+    pass
+print(json.dumps(made))
+"""
+
+
+@AS_ROOT
+def test_a_working_copy_cannot_hold_more_files_than_the_grader_walks_quickly():
+    """(e) The grader walks a working copy every QUOTA_POLL seconds while its sandbox runs, and removes it file by
+    file: a tmpfs had room for millions of empty files (300,000 took the grader 4 s to walk and 4 s to remove),
+    which kept the grader's thread busy. The working copies' filesystems hold at most WORKSPACE_FILES files."""
+    if not sandbox.workspaces_bounded():
+        pytest.skip("no tmpfs for working copies here: mounting is refused (course check warns)")
+    work = sandbox.workspace()
+    try:
+        made = sandboxed("bubblewrap", MANY_FILES, str(work / "home"), str(70_000), work=work)
+    finally:
+        sandbox.kill_processes_of(sandbox.owner_of(work))
+        sandbox.remove_workspace(work)
+    assert made < 70_000

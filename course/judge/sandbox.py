@@ -57,6 +57,7 @@ WORLD_WRITABLE = (
 )  # hidden by the fallback
 TMPFS_BYTES = 1 << 30  # a private /tmp or /dev/shm, a working copy where the grader mounts one
 WORKSPACE_FS = "flash-course-work"  # the source name of the working copies' filesystems
+WORKSPACE_FILES = 1 << 16  # files and folders a working copy's filesystem holds (the grader walks them)
 DISK_QUOTA = 4 << 30  # bytes a working copy may hold on the host's disk (its writable folders)
 QUOTA_POLL = 2.0  # seconds between two looks at a working copy's size while its sandbox runs
 LIMITS = {  # prlimit's names: bytes of one file, open files, processes and threads of the uid, CPU seconds
@@ -201,11 +202,11 @@ def workspace(prefix: str = "course-judge-", owner: int | None = None) -> Path:
 
 def bounded(work: Path) -> bool:
     """Mount a tmpfs of TMPFS_BYTES on `work` (a root grader): all a working copy may hold, the child's log
-    included, and its pages count in the grading's memory cgroup; False where mounting is refused (a container
+    included, in at most WORKSPACE_FILES files, and its pages count in the grading's memory cgroup; False where mounting is refused (a container
     without the right), and the working copy stays on the host's disk, bounded by `QuotaWatch` alone."""
     if os.geteuid() != 0 or sys.platform != "linux":
         return False
-    options = f"size={TMPFS_BYTES},mode=0755,nosuid,nodev"
+    options = f"size={TMPFS_BYTES},nr_inodes={WORKSPACE_FILES},mode=0755,nosuid,nodev"
     argv = [tool("mount"), "-t", "tmpfs", "-o", options, WORKSPACE_FS, str(work)]
     return subprocess.run(argv, capture_output=True).returncode == 0
 
@@ -464,12 +465,21 @@ def choose(requested: str) -> tuple[str, str]:
 
 
 def copy_plain_tree(
-    source: Path, target: Path, owner: int, skip: str = ".ipynb", limit: int = 256 << 20
+    source: Path,
+    target: Path,
+    owner: int,
+    skip: str = ".ipynb",
+    limit: int = 256 << 20,
+    entries: int = WORKSPACE_FILES // 2,
 ) -> None:
     """Copy the folders and regular files under `source` to `target`, owned by `owner`, never through a link
-    (links, devices and FIFOs are left out), nor files named `*skip`, at most `limit` bytes in all."""
+    (links, devices and FIFOs are left out), nor files named `*skip`, at most `limit` bytes and `entries` files
+    and folders in all."""
     budget = limit
     for folder, subfolders, files in os.walk(source, followlinks=False):
+        if entries <= 0:
+            return
+        entries -= 1
         subfolders[:] = [d for d in subfolders if Path(folder, d).resolve() != target.resolve()]
         into = private_folder(target / Path(folder).relative_to(source), owner)
         for name in [f for f in files if not f.endswith(skip)]:
@@ -479,8 +489,8 @@ def copy_plain_tree(
                 continue  # a link, or gone
             with open(fd, "rb") as data:
                 info = os.fstat(fd)
-                if stat.S_ISREG(info.st_mode) and info.st_size <= budget:
-                    budget -= info.st_size
+                if stat.S_ISREG(info.st_mode) and info.st_size <= budget and entries > 0:
+                    budget, entries = budget - info.st_size, entries - 1
                     made = os.open(into / name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
                     with open(made, "wb") as copy:
                         if os.geteuid() == 0:
