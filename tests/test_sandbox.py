@@ -294,3 +294,18 @@ def test_the_kernels_copy_of_a_submission_stops_at_its_files_budget(tmp_path):
         (folder / f"{index}.txt").write_text("x")
     sandbox.copy_plain_tree(folder, tmp_path / "copy", os.getuid(), entries=3)
     assert len(list((tmp_path / "copy").iterdir())) == 2  # the folder itself and two files
+
+
+def test_the_gradings_budget_is_a_share_of_a_containers_memory_limit(tmp_path, monkeypatch):
+    """A grader in a container limited below the host's RAM: a budget of the host's RAM let the gradings together
+    pass the container's limit, whose OOM killer then picks any process in it (the judge, another grading)."""
+    from course.judge import cgroup
+
+    (tmp_path / "memory.limit_in_bytes").write_text(f"{1 << 30}\n")
+    monkeypatch.setattr(cgroup, "V1", tmp_path)
+    monkeypatch.setattr(cgroup, "V2", tmp_path / "absent")
+    assert cgroup.budget() == int(cgroup.MEMORY_SHARE * (1 << 30))
+    (tmp_path / "memory.limit_in_bytes").write_text("9223372036854771712\n")  # no limit: the host's RAM
+    assert cgroup.budget() == int(
+        cgroup.MEMORY_SHARE * os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    )

@@ -31,8 +31,14 @@ SANDBOXES_PER_JOB = 2  # a submission's notebook kernel and its judge's children
 
 
 def budget() -> int:
-    """Bytes all gradings on this host may hold in RAM together."""
-    return int(MEMORY_SHARE * os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
+    """Bytes all gradings on this host may hold in RAM together: MEMORY_SHARE of its RAM, or of the memory limit
+    of the cgroup the gradings' folder goes in where that is less (a container's: its OOM killer would otherwise
+    pick any process in it, the judge's or another grading's)."""
+    memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    for limit in (V1 / "memory.limit_in_bytes", V2 / "memory.max"):
+        with contextlib.suppress(OSError, ValueError):  # none there, or "max"
+            memory = min(memory, int(limit.read_text()))
+    return int(MEMORY_SHARE * memory)
 
 
 def share() -> int:
