@@ -1350,3 +1350,22 @@ def test_a_working_copy_cannot_hold_more_files_than_the_grader_walks_quickly():
         sandbox.kill_processes_of(sandbox.owner_of(work))
         sandbox.remove_workspace(work)
     assert made < 70_000
+
+
+@AS_ROOT
+@pytest.mark.parametrize("mechanism", ISOLATING)
+def test_a_working_copy_of_the_sandboxs_own_uid_is_read_only_but_its_writable_folders(mechanism):
+    """(b) A grader that is not root runs its sandboxes as its own uid, which owns the working copy: the fallback
+    bound the working copy back writable, so the student's code could put links where the grader writes next (the
+    fallback's spec, the child's log, the judge's inputs) and the grader wrote through them into its own files (the
+    gradebook). The working copy is read-only in the sandbox but for its writable folders, as under bubblewrap."""
+    work = sandbox.workspace()
+    owner = sandbox.owner_of(work)
+    os.chown(work, owner, owner)  # as a grader that is not root has it: the sandbox's uid is the grader's own
+    try:
+        written = sandboxed(mechanism, WRITES, work=work)
+        wrote_home = sandboxed(mechanism, "print(open('home/mine', 'w').write('1'))", work=work)
+    finally:
+        sandbox.kill_processes_of(owner)
+        sandbox.remove_workspace(work)
+    assert written == [] and wrote_home == 1

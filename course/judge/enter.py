@@ -3,8 +3,9 @@
 `python -m course.judge.enter SPEC.json`, as root of new mount, PID, IPC and network namespaces:
 1. every path in "hide" gets an empty tmpfs on top, with the given mode (the course, the grader's home,
    /tmp with other graders' scratch folders, /var/tmp and /dev/shm);
-2. every path in "keep" (the Python environment, the working copy) and "read_only" (the grader's bytecode) is
-   bound back where it was, through a file descriptor opened before step 1, the latter read-only;
+2. every path in "keep" (the Python environment, the working copy's writable folders) and "read_only" (the
+   working copy, the grader's bytecode) is bound back where it was, outermost first, through a file descriptor
+   opened before step 1, the latter read-only;
 3. a /proc of the new PID namespace replaces the old one (no other process is visible);
 4. the process becomes the grading's own uid (or, when it started unprivileged, enters one more user namespace, which
    locks the mounts) and sets no-new-privileges, then executes "argv" with "env" in "cwd".
@@ -39,7 +40,8 @@ def mount(source: str | None, target: str, kind: str | None, flags: int, data: s
 
 def enter(spec: dict) -> None:
     mount(None, "/", None, MS_REC | MS_PRIVATE)
-    kept = {path: os.open(path, os.O_PATH | os.O_DIRECTORY) for path in spec["keep"] + spec["read_only"]}
+    outer_first = sorted(spec["keep"] + spec["read_only"], key=lambda path: path.rstrip("/").count("/"))
+    kept = {path: os.open(path, os.O_PATH | os.O_DIRECTORY) for path in outer_first}
     for path, mode in spec["hide"].items():
         mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV, f"mode={mode},size=64m")
     for path, fd in kept.items():

@@ -368,10 +368,14 @@ def namespaces_argv(
     """The fallback's launcher (`course.judge.enter`), its spec written into the working copy."""
     hidden = hidden_paths(list(extra_hidden))
     privileged = os.geteuid() == 0
+    work = workdir.resolve()
+    writable = [work / name for name in WRITABLE if (work / name).is_dir()]
     spec = {
         "hide": {str(p): "755" if p == ROOT else "1777" for p in hidden},
-        "keep": [str(p) for p in kept_paths(hidden, workdir, shared)],
-        "read_only": [str(p) for p in bytecode_mirrors(compiled)],
+        "keep": [str(p) for p in [*kept_paths(hidden, workdir, shared), *writable] if p != work],
+        # the working copy as bubblewrap has it: a sandbox of the grader's own uid (a grader that is not root) owns
+        # it, and would put links where the grader writes next (this spec, the child's log, the judge's inputs)
+        "read_only": [str(work), *(str(p) for p in bytecode_mirrors(compiled))],
         "argv": argv,
         "env": env,
         "cwd": str(cwd),
