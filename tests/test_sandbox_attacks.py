@@ -22,6 +22,7 @@ import termios
 import textwrap
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -1369,3 +1370,33 @@ def test_a_working_copy_of_the_sandboxs_own_uid_is_read_only_but_its_writable_fo
         sandbox.kill_processes_of(owner)
         sandbox.remove_workspace(work)
     assert written == [] and wrote_home == 1
+
+
+def test_a_socket_swapped_for_a_link_while_the_grader_moves_it_is_dropped(tmp_path, monkeypatch):
+    """The grader moves the kernel's sockets out of the folder the kernel writes once it finds them there (a look,
+    then a rename): a kernel that put a link in a socket's place between the two had the grader move its link into
+    the grader's own folder, and the grader's client connect through it to a host socket. Here the kernel always
+    wins that race; the grader checks what it moved, where only it writes."""
+    from course.judge import kernel
+
+    work, host = tmp_path / "work", tmp_path / "host.sock"
+    (work / "ipc").mkdir(parents=True)
+    ports = {"shell_port": 1, "iopub_port": 2, "stdin_port": 3, "control_port": 4, "hb_port": 5}
+    bound = [socket.socket(socket.AF_UNIX) for _ in ports]
+    for each, port in zip(bound, ports.values(), strict=True):
+        each.bind(str(work / "ipc" / f"kernel-{port}"))
+    rename = os.rename
+
+    def won_the_race(source, target):
+        os.unlink(source)
+        os.symlink(host, source)
+        rename(source, target)
+
+    monkeypatch.setattr(kernel.os, "rename", won_the_race)
+    manager = SimpleNamespace(work=work, ip=str(work / "ipc" / "kernel"), **ports)
+    try:
+        asyncio.run(kernel.SandboxedKernelManager.guard_sockets(manager, wait=1))
+    finally:
+        for each in bound:
+            each.close()
+    assert not any((work / "sockets" / f"kernel-{port}").is_symlink() for port in ports.values())

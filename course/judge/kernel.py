@@ -133,9 +133,12 @@ class SandboxedKernelManager(AsyncKernelManager):
         guarded = self.work / "sockets"
         guarded.mkdir(mode=0o700, exist_ok=True)
         for path in made:
+            moved = guarded / path.name
             with contextlib.suppress(FileNotFoundError):
                 if stat.S_ISSOCK(os.lstat(path).st_mode):
-                    os.rename(path, guarded / path.name)
+                    os.rename(path, moved)
+                    if not stat.S_ISSOCK(os.lstat(moved).st_mode):  # swapped between the look and the move
+                        moved.unlink()
         self.ip = str(guarded / Path(self.ip).name)
 
 
