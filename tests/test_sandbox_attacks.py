@@ -1189,7 +1189,7 @@ def test_one_huge_message_from_the_kernel_never_reaches_the_graders_memory(tmp_p
 
 def test_a_notebooks_working_copy_goes_as_soon_as_it_ran(tmp_path):
     """A worker grades notebook after notebook, and each kernel's manager lived on until the worker ended: every
-    working copy (a tmpfs in RAM, its Triton cache) stayed until then."""
+    working copy (a tmpfs in RAM, its Triton cache) stayed until then, and its log after that."""
     import nbformat
 
     from course.judge import kernel
@@ -1200,6 +1200,13 @@ def test_a_notebooks_working_copy_goes_as_soon_as_it_ran(tmp_path):
     executor.preprocess(nb, {"metadata": {"path": str(tmp_path)}})
     assert nb.cells[0].outputs[0]["text"] == "ran\n"
     assert not executor.manager.work.exists()
+    # nor a file of it the grader holds open: the kernel's log (what it wrote to its stdout, up to the whole tmpfs)
+    # kept its pages in memory, charged to the gradings' common budget, until the manager was collected
+    held = []
+    for fd in os.listdir("/proc/self/fd"):
+        with contextlib.suppress(OSError):  # the listing's own
+            held.append(os.readlink(f"/proc/self/fd/{fd}"))
+    assert not [path for path in held if path.endswith("/kernel.log (deleted)")]  # its detached filesystem's
 
 
 @AS_ROOT

@@ -117,10 +117,13 @@ class SandboxedKernelManager(AsyncKernelManager):
                     process.send_signal(signum)  # bwrap's pid 1 has no handler: from outside it ignores them
 
     async def _async_cleanup_resources(self, restart: bool = False) -> None:
-        """Once the kernel is gone, nothing of its grading runs on (a process that left the kernel's session)."""
+        """Once the kernel is gone, nothing of its grading runs on (a process that left the kernel's session), and
+        its log is closed (open, it would keep its pages, all the kernel printed to its stdout, once removed)."""
         await super()._async_cleanup_resources(restart)
         if self.mechanism != "none":
             sandbox.kill_processes_of(self.owner)
+            if hasattr(self, "log_file"):  # not if the launch failed before it began
+                self.log_file.close()
 
     async def guard_sockets(self, wait: float = 60.0) -> None:
         """Move the kernel's sockets, once it has bound them, out of the folder it can write, so that the
