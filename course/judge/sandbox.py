@@ -202,8 +202,9 @@ def workspace(prefix: str = "course-judge-", owner: int | None = None) -> Path:
 
 def bounded(work: Path) -> bool:
     """Mount a tmpfs of TMPFS_BYTES on `work` (a root grader): all a working copy may hold, the child's log
-    included, in at most WORKSPACE_FILES files, and its pages count in the grading's memory cgroup; False where mounting is refused (a container
-    without the right), and the working copy stays on the host's disk, bounded by `QuotaWatch` alone."""
+    included, in at most WORKSPACE_FILES files, and its pages count in the grading's memory cgroup; False where
+    mounting is refused (a container without the right), and the working copy stays on the host's disk, bounded by
+    `QuotaWatch` alone."""
     if os.geteuid() != 0 or sys.platform != "linux":
         return False
     options = f"size={TMPFS_BYTES},nr_inodes={WORKSPACE_FILES},mode=0755,nosuid,nodev"
