@@ -1291,18 +1291,25 @@ kernel = get_ipython().kernel
 frame = b"x" * (8 << 20)  # under MAX_MESSAGE (16 MiB in this test)
 kernel.session.send(kernel.iopub_socket, "stream", {"name": "stdout", "text": "y"}, buffers=[frame] * 32)
 """
-
-
-@hole(
+SMALL_BUT_DEEP = """
+kernel = get_ipython().kernel
+content = b'{"name": "stdout", "text": "y", "junk": [' + b"[]," * (4 << 20) + b"[]]}"  # 12 MiB: 4 million lists
+kernel.session.send(kernel.iopub_socket, "stream", content, parent=kernel.get_parent())
+"""
+MESSAGES_HOLE = (
     "libzmq's MAXMSGSIZE bounds one frame of a message, not how many frames it has (nor a message whose frames "
-    "never end): the kernel sends one message of 32 buffers of 8 MiB each and the grader holds all 256 MiB, "
-    "outside every cgroup, before anything reads it. Fix: a relay process in the grading's memory cgroup between "
-    "the kernel's sockets and the grader's, dropping a message over MAX_MESSAGE in all (or the worker in a memory "
-    "cgroup of its own)"
+    "never end): one message of 32 buffers of 8 MiB each is held whole in the grader's memory, outside every "
+    "cgroup, before anything reads it; and a message under the cap grows ~25 times as the grader parses its JSON "
+    "(12 MiB of empty lists: ~300 MiB). Fix: a relay process in the grading's memory cgroup between the kernel's "
+    "sockets and the grader's, parsing each message there and passing on only what is within bounds"
 )
-def test_a_message_of_many_frames_from_the_kernel_never_reaches_the_graders_memory(tmp_path):
+
+
+@hole(MESSAGES_HOLE)
+def test_the_kernels_messages_never_grow_the_graders_memory_past_the_cap(tmp_path):
+    """Both attacks in one cell: one kernel start (~10 s) for the two."""
     done = subprocess.run(
-        [sys.executable, "-c", GRADER_GROWTH, str(tmp_path), MANY_FRAMES],
+        [sys.executable, "-c", GRADER_GROWTH, str(tmp_path), MANY_FRAMES + SMALL_BUT_DEEP],
         capture_output=True,
         text=True,
         timeout=300,
