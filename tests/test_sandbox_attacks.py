@@ -1414,3 +1414,36 @@ def test_a_socket_swapped_for_a_link_while_the_grader_moves_it_is_dropped(tmp_pa
         for each in bound:
             each.close()
     assert not any((work / "sockets" / f"kernel-{port}").is_symlink() for port in ports.values())
+
+
+WORKING_COPY_WRITES = """
+import json, os
+done = []
+for name, write in (
+    ("flash-attack", lambda path: open(path, "x").close()),
+    ("in", os.mkdir),
+    ("sandbox.json", lambda path: os.symlink("/etc/hostname", path + ".new") or os.replace(path + ".new", path)),
+    ("home/mine", lambda path: open(path, "x").close()),
+):
+    try:
+        write(name)
+        done.append(name)
+    except OSError:
+        pass
+print(json.dumps(done))
+"""
+
+
+@AS_ROOT
+def test_the_unprivileged_fallbacks_working_copy_is_read_only_but_its_writable_folders(monkeypatch):
+    """The same through the fallback as a grader that is not root starts it (a user namespace of its own, whose
+    mounts are locked), which CI, running as root, never takes otherwise (here its processes are root's, so only
+    the working copy's mounts stop them)."""
+    work = sandbox.workspace(owner=0)  # the grader's own uid owns it all, as for a grader that is not root
+    monkeypatch.setattr(sandbox.os, "geteuid", lambda: 1000)
+    try:
+        done = sandboxed("namespaces", WORKING_COPY_WRITES, work=work)
+    finally:
+        monkeypatch.undo()
+        sandbox.remove_workspace(work)
+    assert done == ["home/mine"]
