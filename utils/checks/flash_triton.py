@@ -75,6 +75,13 @@ BACKWARD_CASES = [
 # along the notebook's lines a 4x margin (smaller tiles, or other jobs on the GPU, still pass) and sits 4x
 # above the row-by-row kernel. Being a ratio to SDPA on the same GPU, it carries over to other GPUs (only
 # the H100 was measured).
+BAD_INPUTS = {  # Q, K, V as (shape, dtype): each must raise ValueError; the judge sends the same, on fresh values
+    "float64": [((1, 20, 16), torch.float64)] * 3,
+    "d = 48": [((1, 20, 48), F32)] * 3,
+    "4-D": [((1, 2, 20, 16), F32)] * 3,
+    "K, V of different lengths · K、V 长度不同": [((1, 20, 16), F32), ((1, 20, 16), F32), ((1, 21, 16), F32)],
+    "Q, K of different d · Q、K 的 d 不同": [((1, 20, 16), F32), ((1, 20, 32), F32), ((1, 20, 32), F32)],
+}
 PERF_SHAPE = (16, 4096, 4096, 64, F16)
 PERF_FRACTION_OF_SDPA = 0.15
 _PERF_WARMUP, _PERF_ROUNDS, _PERF_REPEATS = 5, 5, 10
@@ -149,16 +156,30 @@ def forward(module) -> None:
         check_saved_contract(out, q, k, v)
         lse = next(t for t in saved_tensors(out) if tuple(t.shape) == tuple(q.shape[:-1]))
         assert_close(lse, lse_ref, what + " L", atol=TOL[dtype], rtol=TOL[dtype])
-    q, k, v = random_qkv(1, 20, 20, 16, dtype=torch.float64, device=device())
-    try:
-        module.FlashAttentionTriton.apply(q, k, v, False)
-    except ValueError:
-        pass
-    else:
-        raise AssertionError(
-            bilingual("float64 输入应引发 ValueError", "a float64 input should raise ValueError")
+    for label, inputs in BAD_INPUTS.items():
+        bad_input_raises(
+            module, label, [torch.randn(*shape, device=device()).to(dtype) for shape, dtype in inputs]
         )
-    _report(len(FORWARD_CASES) + 1)
+    _report(len(FORWARD_CASES) + len(BAD_INPUTS))
+
+
+def bad_input_raises(module, label: str, qkv: list[torch.Tensor]) -> None:
+    """FlashAttentionTriton.apply on one of BAD_INPUTS raises ValueError (not another error, not a result)."""
+    what = f"FlashAttentionTriton.apply ({label})"
+    try:
+        module.FlashAttentionTriton.apply(*qkv, False)
+    except ValueError:
+        return
+    except Exception as error:  # noqa: BLE001  (any other error is the finding)
+        raise AssertionError(
+            bilingual(
+                f"{what} 应引发 ValueError，得到 {type(error).__name__}: {str(error)[:200]}",
+                f"{what} should raise ValueError, got {type(error).__name__}: {str(error)[:200]}",
+            )
+        ) from None
+    raise AssertionError(
+        bilingual(f"{what} 应引发 ValueError，却正常返回", f"{what} should raise ValueError but returned")
+    )
 
 
 def backward_inputs(b, n_q, n_k, d, dtype, is_causal, layout):

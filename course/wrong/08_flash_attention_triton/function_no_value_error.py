@@ -1,5 +1,6 @@
 # selftest-replaces: fa_function
 # selftest-must-fail: test_forward
+# selftest-selfcheck-fails: test_forward
 # Mistake: validates nothing: a float64, 4-D or mismatched input runs the kernel (or fails with some other
 # error) instead of raising ValueError.
 # 错误：不做任何输入检查：float64、4 维或形状不匹配的输入直接启动内核（或抛出别的错误），而不是 ValueError。
