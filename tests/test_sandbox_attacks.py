@@ -1170,13 +1170,10 @@ print(json.dumps({"grown": grown, "error": error, "printed": sum(map(len, texts)
 ONE_HUGE_WRITE = "import sys\nsys.stdout.write('x' * (256 << 20))\nsys.stdout.flush()"
 
 
-def test_one_huge_message_from_the_kernel_never_reaches_the_graders_memory(tmp_path):
-    """(e) Cell outputs are bounded as they arrive, but one message is received whole before anything reads it:
-    a kernel printing 256 MiB in one write held that, and three copies of it decoding (800 MB), in the grader's
-    memory, outside every cgroup. The grader's sockets now drop a message over MAX_MESSAGE: the notebook's run
-    ends with nbgrader's error for output that never came (its own doing: the student's grading alone fails)."""
+def grader_growth(tmp_path: Path, cell: str) -> dict:
+    """What GRADER_GROWTH saw of a notebook whose one cell is `cell`, once it checked the grader grew under 64 MiB."""
     done = subprocess.run(
-        [sys.executable, "-c", GRADER_GROWTH, str(tmp_path), ONE_HUGE_WRITE],
+        [sys.executable, "-c", GRADER_GROWTH, str(tmp_path), cell],
         capture_output=True,
         text=True,
         timeout=300,
@@ -1184,6 +1181,15 @@ def test_one_huge_message_from_the_kernel_never_reaches_the_graders_memory(tmp_p
     )
     seen = json.loads(done.stdout.strip().splitlines()[-1])
     assert seen["grown"] < 64 * MIB, done.stderr[-2000:]
+    return seen
+
+
+def test_one_huge_message_from_the_kernel_never_reaches_the_graders_memory(tmp_path):
+    """(e) Cell outputs are bounded as they arrive, but one message is received whole before anything reads it:
+    a kernel printing 256 MiB in one write held that, and three copies of it decoding (800 MB), in the grader's
+    memory, outside every cgroup. The grader's sockets now drop a message over MAX_MESSAGE: the notebook's run
+    ends with nbgrader's error for output that never came (its own doing: the student's grading alone fails)."""
+    seen = grader_growth(tmp_path, ONE_HUGE_WRITE)
     assert seen["printed"] == 0 and seen["error"] == "CellTimeoutError"
 
 
@@ -1308,15 +1314,7 @@ MESSAGES_HOLE = (
 @hole(MESSAGES_HOLE)
 def test_the_kernels_messages_never_grow_the_graders_memory_past_the_cap(tmp_path):
     """Both attacks in one cell: one kernel start (~10 s) for the two."""
-    done = subprocess.run(
-        [sys.executable, "-c", GRADER_GROWTH, str(tmp_path), MANY_FRAMES + SMALL_BUT_DEEP],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd=ROOT,
-    )
-    seen = json.loads(done.stdout.strip().splitlines()[-1])
-    assert seen["grown"] < 64 * MIB, done.stderr[-2000:]
+    grader_growth(tmp_path, MANY_FRAMES + SMALL_BUT_DEEP)
 
 
 def test_a_grading_past_its_share_cannot_spill_into_swap(gradings_folder):
