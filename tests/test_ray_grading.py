@@ -296,6 +296,25 @@ def test_a_pair_asks_for_the_share_of_a_node_that_the_default_jobs_gives_it(node
     assert pool.capacity(nodes, shape) == slots
 
 
+def test_a_node_with_little_memory_per_core_is_said(capsys):
+    """Ray runs as many jobs on a node as its cores allow: where that leaves each grading's cgroup less than it
+    needs, the head names the node (a node of 16 cores whose gradings share 12 GiB: 16 jobs, 0.4 GiB each)."""
+    nodes = [{"cpus": 16, "gpus": 0, "gpu_gib": None}, {"cpus": 16, "gpus": 0, "gpu_gib": None}]
+    facts = [
+        {"node": "10.0.0.7/1a2b3c4d", "memory_gib": 12.0},
+        {"node": "10.0.0.8/5e6f7a8b", "memory_gib": 96.0},
+    ]
+    pool.warn_node_memory(nodes, facts, (1.0, 0.0))
+    said = capsys.readouterr().out
+    assert (
+        "10.0.0.7/1a2b3c4d: 16 at once leave each grading 0.4 GiB" in said
+        and "at most 6 on that node" in said
+    )
+    assert "10.0.0.8" not in said
+    pool.warn_node_memory(nodes, [{"node": "a", "memory_gib": None}] * 2, (1.0, 0.0))  # no cgroups there
+    assert capsys.readouterr().out == ""
+
+
 def test_a_job_on_a_node_knows_how_many_jobs_its_host_runs_at_once(monkeypatch):
     """Each grading's memory cgroup is its share of the host's: a node's jobs of 4 CPUs on a 16-core host are 4."""
     seen = []

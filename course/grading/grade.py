@@ -212,16 +212,19 @@ def gradings_memory_gib() -> float | None:
     return None if cgroup.unavailable() else cgroup.budget() / 2**30
 
 
-def warn_memory(jobs: int, memory_gib: float, device: str) -> None:
-    """Say so when `jobs` at once leave each grading's cgroup less RAM than a grading needs: some may be killed."""
+def warn_memory(jobs: int, memory_gib: float, device: str, host: str = "") -> None:
+    """Say so when `jobs` at once leave each grading's cgroup less RAM than a grading needs: some may be killed.
+    `host` names a Ray node (default: this machine)."""
     if jobs > (cap := jobs_memory_cap(memory_gib, device)):
         each = memory_gib / (cgroup.SANDBOXES_PER_JOB * jobs)
+        where = f"{host}: " if host else ""
         print(
             bilingual(
-                f"注意：同时评 {jobs} 份时每次评分只有 {each:.1f} GiB 内存（需要约 {HOST_GIB_PER_GRADING[device]} GiB），"
-                f"可能被杀掉；本机最多 {cap} 份",
-                f"warning: {jobs} at once leave each grading {each:.1f} GiB of memory (about "
-                f"{HOST_GIB_PER_GRADING[device]} GiB needed), some may be killed; at most {cap} here",
+                f"注意：{where}同时评 {jobs} 份时每次评分只有 {each:.1f} GiB 内存（需要约 {HOST_GIB_PER_GRADING[device]} GiB），"
+                f"可能被杀掉；{'该节点' if host else '本机'}最多 {cap} 份",
+                f"warning: {where}{jobs} at once leave each grading {each:.1f} GiB of memory (about "
+                f"{HOST_GIB_PER_GRADING[device]} GiB needed), some may be killed; at most {cap} "
+                f"{'on that node' if host else 'here'}",
             )
         )
 

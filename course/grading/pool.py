@@ -190,6 +190,7 @@ def node_facts() -> dict:
         "course": semester.course_version(),
         "cpus": grade.cpu_count(),
         "gpu_gib": grade.gpu_memory_gib(),
+        "memory_gib": grade.gradings_memory_gib(),
     }
 
 
@@ -351,6 +352,17 @@ def capacity(nodes: list[dict], shape: tuple[float, float]) -> int:
     return max(1, sum(min(int(n["cpus"] / cpus), int(n["gpus"] / gpus) if gpus else 1 << 30) for n in nodes))
 
 
+def warn_node_memory(nodes: list[dict], facts: list[dict], shape: tuple[float, float]) -> None:
+    """Say which nodes run so many jobs of `shape` at once (their cores decide) that each grading's memory cgroup
+    gets less RAM than a grading needs (`grade.warn_memory`): a node with little RAM per core."""
+    from course.grading.grade import warn_memory
+
+    for node, fact in zip(nodes, facts, strict=True):
+        if fact.get("memory_gib") is not None:
+            device = "gpu" if node["gpus"] else "cpu"
+            warn_memory(capacity([node], shape), fact["memory_gib"], device, fact["node"])
+
+
 class RayPool:
     """Jobs as Ray tasks on a cluster (`with RayPool(address) as pool:` connects, checks, disconnects)."""
 
@@ -435,6 +447,7 @@ class RayPool:
         ]
         self.shape = task_shape(nodes)
         self.slots = capacity(nodes, self.shape)
+        warn_node_memory(nodes, facts, self.shape)
         self.threads = max(1, int(self.shape[0]))
         self.task = ray.remote(run_on_node)
 
