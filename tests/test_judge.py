@@ -432,3 +432,44 @@ def test_speed_ratios_refuse_an_unreadable_measurement(answer):
     child = TimedChild({True: answer, False: answer})
     with pytest.raises(AssertionError, match="returned nothing"):
         triton_calls.speed_ratios(judgement_of(child), "student", peer_taking(0, 0), 0.5)
+
+
+def test_a_reply_that_lands_while_the_grader_sends_on_the_shell_socket_is_read_at_once(tmp_path):
+    """An Output widget (units 03 and 04's sliders) sends its updates on the shell socket while nbclient waits
+    there for the cell's reply: a send that comes just after the reply reached the socket consumed its wake-up,
+    and nbclient read the reply only when its wait ran out (the cell's timeout, 600 s: CI's selftest sample hung
+    so on unit 03's slider cell). The grader's shell channel looks at the socket again every second."""
+    import asyncio
+
+    import zmq
+    import zmq.asyncio
+    from jupyter_client.session import Session
+
+    from course.judge.kernel import SHELL_POLL, SandboxedKernelManager
+
+    channel_class = SandboxedKernelManager(kernel_name="python3", sandbox="none").client().shell_channel_class
+
+    async def wait_for_the_reply() -> float:
+        session, address = Session(key=b"k"), f"ipc://{tmp_path}/shell"
+        kernel = zmq.Context.instance().socket(zmq.ROUTER)
+        kernel.bind(address)
+        grader = zmq.asyncio.Context.instance().socket(zmq.DEALER)
+        grader.setsockopt(zmq.IDENTITY, b"grader")
+        grader.connect(address)
+        channel = channel_class(grader, session, asyncio.get_running_loop())
+        try:
+            channel.send(session.msg("kernel_info_request"))  # the kernel learns the grader's identity
+            kernel.recv_multipart()
+            began = time.monotonic()
+            waiting = asyncio.ensure_future(channel.get_msg(timeout=30))
+            await asyncio.sleep(0.2)
+            session.send(kernel, "execute_reply", {"status": "ok"}, ident=[b"grader"])
+            time.sleep(0.1)  # the reply reaches the grader's socket, and then the widget's update goes out
+            channel.send(session.msg("comm_msg", {"comm_id": "widget", "data": {"method": "update"}}))
+            assert (await waiting)["msg_type"] == "execute_reply"
+            return time.monotonic() - began
+        finally:
+            kernel.close(0)
+            grader.close(0)
+
+    assert asyncio.run(wait_for_the_reply()) < SHELL_POLL + 5  # not the wait's 30 s

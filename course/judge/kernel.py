@@ -18,8 +18,10 @@ import time
 import weakref
 from datetime import datetime
 from pathlib import Path
+from queue import Empty
 
 import zmq
+from jupyter_client.channels import AsyncZMQSocketChannel
 from jupyter_client.manager import AsyncKernelManager
 from nbclient.exceptions import DeadKernelError
 from nbgrader.preprocessors import Execute
@@ -37,6 +39,7 @@ STAGES = "flash_course_stages"
 SHARED = "flash_course_shared"
 HELD_OUTPUT = 4 * outputs.MAX_CELL  # bytes of one cell's outputs the grader holds before it bounds them
 MAX_MESSAGE = 64 << 20  # bytes of one message from the kernel the grader's sockets accept (larger: dropped)
+SHELL_POLL = 1.0  # seconds the grader waits on the kernel's shell socket before it looks at the socket again
 
 
 def cell_seconds(cell) -> float:
@@ -48,6 +51,24 @@ def cell_seconds(cell) -> float:
     except (KeyError, TypeError, ValueError):
         return 0.0
     return (ended - started).total_seconds()
+
+
+class SteppedShellChannel(AsyncZMQSocketChannel):
+    """The shell channel, whose long waits look at the socket every SHELL_POLL seconds. An Output widget (the
+    sliders of units 03 and 04) sends its updates on this socket while nbclient waits on it for the cell's reply,
+    and a send can consume the wake-up of a zmq socket's edge-triggered descriptor: the reply then lay unread in
+    the socket until the cell's timeout, 600 s (jupyter/nbclient#312; caught live in CI's selftest sample). A new
+    wait checks the socket at once."""
+
+    async def get_msg(self, timeout: float | None = None) -> dict:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            left = None if deadline is None else max(0.0, deadline - time.monotonic())
+            try:
+                return await super().get_msg(timeout=SHELL_POLL if left is None else min(SHELL_POLL, left))
+            except Empty:
+                if left is not None and left <= SHELL_POLL:
+                    raise
 
 
 class SandboxedKernelManager(AsyncKernelManager):
@@ -62,9 +83,11 @@ class SandboxedKernelManager(AsyncKernelManager):
             self.use_workspace(sandbox.workspace("course-kernel-"))
 
     def client(self, **kwargs):
-        """The grader's client of the kernel, whose sockets refuse a message over MAX_MESSAGE: one message is
-        received whole, in the grader's memory, before the outputs' bounds see it."""
+        """The grader's client of the kernel, whose sockets refuse a message over MAX_MESSAGE (one message is
+        received whole, in the grader's memory, before the outputs' bounds see it) and whose shell channel waits
+        in steps (`SteppedShellChannel`)."""
         client = super().client(**kwargs)
+        client.shell_channel_class = SteppedShellChannel  # its channels are made later
         if self.mechanism != "none":
             client.context.setsockopt(zmq.MAXMSGSIZE, MAX_MESSAGE)  # for the channels' sockets, made later
         return client
