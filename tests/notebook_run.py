@@ -5,6 +5,8 @@ from pathlib import Path
 import nbformat
 from nbclient import NotebookClient
 
+from course.judge.kernel import SteppedKernelManager
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -18,6 +20,7 @@ def execute(notebook: Path, cwd: Path, timeout: int = 600):
         resources={"metadata": {"path": str(cwd)}},
         extra_arguments=["--IPKernelApp.log_level=ERROR"],  # ipykernel's TCP warning is not the notebook's
         skip_cells_with_tag="",  # run the demos that grading skips ("skip-execution") too
+        kernel_manager_class=SteppedKernelManager,  # a slider cell's reply is not left unread (nbclient#312)
     )
     client.execute()
     return nb

@@ -71,7 +71,17 @@ class SteppedShellChannel(AsyncZMQSocketChannel):
                     raise
 
 
-class SandboxedKernelManager(AsyncKernelManager):
+class SteppedKernelManager(AsyncKernelManager):
+    """A kernel manager whose clients' shell channel waits in steps (`SteppedShellChannel`): the grader's, and the
+    tests' runs of whole notebooks."""
+
+    def client(self, **kwargs):
+        client = super().client(**kwargs)
+        client.shell_channel_class = SteppedShellChannel  # its channels are made later
+        return client
+
+
+class SandboxedKernelManager(SteppedKernelManager):
     """A kernel manager whose kernel runs in the sandbox ("none": an ordinary local kernel)."""
 
     sandbox = Unicode("auto", help="'auto', 'namespaces' (required) or 'none'").tag(config=True)
@@ -87,7 +97,6 @@ class SandboxedKernelManager(AsyncKernelManager):
         received whole, in the grader's memory, before the outputs' bounds see it) and whose shell channel waits
         in steps (`SteppedShellChannel`)."""
         client = super().client(**kwargs)
-        client.shell_channel_class = SteppedShellChannel  # its channels are made later
         if self.mechanism != "none":
             client.context.setsockopt(zmq.MAXMSGSIZE, MAX_MESSAGE)  # for the channels' sockets, made later
         return client
