@@ -60,6 +60,13 @@ BACKWARD_CASES = [
     (1, 80, 33, 16, F16, True, "stride0"),
 ]
 
+BAD_INPUTS = {  # Q, K, V as (shape, dtype): each must raise ValueError; the judge sends the same, on fresh values
+    "float64": [((1, 20, 16), torch.float64)] * 3,
+    "d = 48": [((1, 20, 48), F32)] * 3,
+    "4-D": [((1, 2, 20, 16), F32)] * 3,
+    "K, V of different lengths · K、V 长度不同": [((1, 20, 16), F32), ((1, 20, 16), F32), ((1, 21, 16), F32)],
+    "Q, K of different d · Q、K 的 d 不同": [((1, 20, 16), F32), ((1, 20, 32), F32), ((1, 20, 32), F32)],
+}
 # Performance (GPU only; the notebook's `test_performance` cell, 1 point, marked GPU-only): forward and
 # forward+backward at B·H = 16, N = 4096, d = 64, float16, not causal; each must reach PERF_FRACTION_OF_SDPA
 # of torch SDPA's throughput on the same inputs, measured in the same run: _PERF_ROUNDS rounds, each timing
@@ -75,13 +82,6 @@ BACKWARD_CASES = [
 # along the notebook's lines a 4x margin (smaller tiles, or other jobs on the GPU, still pass) and sits 4x
 # above the row-by-row kernel. Being a ratio to SDPA on the same GPU, it carries over to other GPUs (only
 # the H100 was measured).
-BAD_INPUTS = {  # Q, K, V as (shape, dtype): each must raise ValueError; the judge sends the same, on fresh values
-    "float64": [((1, 20, 16), torch.float64)] * 3,
-    "d = 48": [((1, 20, 48), F32)] * 3,
-    "4-D": [((1, 2, 20, 16), F32)] * 3,
-    "K, V of different lengths · K、V 长度不同": [((1, 20, 16), F32), ((1, 20, 16), F32), ((1, 21, 16), F32)],
-    "Q, K of different d · Q、K 的 d 不同": [((1, 20, 16), F32), ((1, 20, 32), F32), ((1, 20, 32), F32)],
-}
 PERF_SHAPE = (16, 4096, 4096, 64, F16)
 PERF_FRACTION_OF_SDPA = 0.15
 _PERF_WARMUP, _PERF_ROUNDS, _PERF_REPEATS = 5, 5, 10
