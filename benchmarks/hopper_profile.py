@@ -97,10 +97,10 @@ def read_details(path: Path) -> dict[str, dict[str, str]]:
     return launches
 
 
-def summarize(path: Path) -> str:
-    """A markdown table, one column per profiled launch in `LABELS` order."""
+def summarize(path: Path, labels: tuple[str, ...] = LABELS) -> str:
+    """A markdown table, one column per profiled launch, headed by `labels` in launch order."""
     launches = list(read_details(path).values())
-    labels = LABELS[: len(launches)]
+    labels = labels[: len(launches)]
     lines = ["| | " + " | ".join(labels) + " |", "|---" * (len(labels) + 1) + "|"]
     lines.append("| kernel | " + " | ".join(f"`{e['kernel'][:40]}`" for e in launches) + " |")
     tensor_pipes = sorted(  # the tensor pipes some launch used (FP64 and integer pipes stay at 0 here)
