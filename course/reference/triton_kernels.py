@@ -10,6 +10,9 @@ Conventions shared by all kernels:
   `PRECISION` is `triton_configs.FP32_PRECISION` for float32 inputs (fp32-level), else None.
 - Causal loops are split in two: tiles that every row of the program fully sees (no mask at all), and
   the tiles on the diagonal or at a sequence tail (masked). Tiles no row can see are never visited.
+- In the backward kernels dP is issued right after S, before S's exp2: the tensor cores compute dP while the
+  exp2 runs (on the H200 at the leaderboard shape, 2-7 % faster than issuing it after the dV product:
+  `benchmarks/results/h200/backward/`).
 - Tail rows beyond N are loaded as zeros and never stored. In the backward kernels zero Q/dO rows
   (or zero K/V rows) add exactly nothing to the stored gradients, so only the causal mask is applied.
 """
@@ -200,21 +203,22 @@ def _dkdv_tile(
     """Add one tile of queries' contribution to dK and dV (scores transposed: keys are rows)."""
     offs_q = q_start + tl.arange(0, BLOCK_Q)
     rows = offs_q < n_q
-    qt = tl.load(
-        q_ptr + offs_d[:, None] * stride_qd + offs_q[None, :] * stride_qn, mask=rows[None, :], other=0.0
+    q = tl.load(
+        q_ptr + offs_q[:, None] * stride_qn + offs_d[None, :] * stride_qd, mask=rows[:, None], other=0.0
     )
     do = tl.load(
         do_ptr + offs_q[:, None] * stride_don + offs_d[None, :] * stride_dod, mask=rows[:, None], other=0.0
     )
     lse2 = tl.load(lse_ptr + offs_q, mask=rows, other=0.0) * 1.4426950408889634  # to base 2
     delta = tl.load(delta_ptr + offs_q, mask=rows, other=0.0)
-    pt = tl.exp2(tl.dot(k, qt, input_precision=PRECISION) * qk_scale - lse2[None, :])
+    st = tl.dot(k, tl.trans(q), input_precision=PRECISION)
+    dpt = tl.dot(v, tl.trans(do), input_precision=PRECISION)  # issued before exp2: runs while exp2 does
+    pt = tl.exp2(st * qk_scale - lse2[None, :])
     if MASKED:
         pt = tl.where(offs_k[:, None] <= offs_q[None, :], pt, 0.0)
     dv = tl.dot(pt.to(do.dtype), do, dv, input_precision=PRECISION)
-    dpt = tl.dot(v, tl.trans(do), input_precision=PRECISION)
     dst = pt * (dpt - delta[None, :])
-    dk = tl.dot(dst.to(qt.dtype), tl.trans(qt), dk, input_precision=PRECISION)
+    dk = tl.dot(dst.to(q.dtype), q, dk, input_precision=PRECISION)
     return dk, dv
 
 
@@ -329,13 +333,14 @@ def _dq_tile(
     vt = tl.load(
         v_ptr + offs_d[:, None] * stride_vd + offs_k[None, :] * stride_vn, mask=keys[None, :], other=0.0
     )
-    p = tl.exp2(tl.dot(q, kt, input_precision=PRECISION) * qk_scale - lse2[:, None])
+    s = tl.dot(q, kt, input_precision=PRECISION)
+    dp = tl.dot(do, vt, input_precision=PRECISION)  # issued before exp2: runs while exp2 does
+    p = tl.exp2(s * qk_scale - lse2[:, None])
     if MASKED:
         visible = keys[None, :]
         if IS_CAUSAL:
             visible = visible & (offs_k[None, :] <= offs_q[:, None])
         p = tl.where(visible, p, 0.0)
-    dp = tl.dot(do, vt, input_precision=PRECISION)
     ds = p * (dp - delta[:, None])
     dq = tl.dot(ds.to(kt.dtype), tl.trans(kt), dq, input_precision=PRECISION)
     return dq
