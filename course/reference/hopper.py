@@ -17,8 +17,9 @@
 - exp2 with the scale folded in (`qk_scale = σ · log2 e`, applied in the exponent's multiply-add, so σ > 0);
   the causal loop is split into the key tiles every row sees (no mask) and the diagonal and tail tiles (masked).
 - Configs are autotuned per (d, causal, N bucket); each config resets the descriptors' block shapes.
-- `HopperAttention` is differentiable: its backward is the unit-08 backward kernels (`flash_triton`), which take
-  the L this forward saves. Where `utils.hopper.path()` says "pointers" (no tensor descriptors in this Triton,
+- `HopperAttention` is differentiable: its backward is the one pass of `hopper_backward` at d = 64 and the unit-08
+  backward kernels (`flash_triton`) at d = 128, whichever was the faster on the H200; both take the L this forward
+  saves. Where `utils.hopper.path()` says "pointers" (no tensor descriptors in this Triton,
   or a GPU older than sm90) `hopper_attention` runs the unit-08 kernel instead and says so once.
 """
 
@@ -28,7 +29,7 @@ import torch
 import triton
 import triton.language as tl
 
-from course.reference import flash_triton
+from course.reference import flash_triton, hopper_backward
 from course.reference.descriptors import block_shape_hook, descriptor, float32_pruner, launch
 from course.reference.triton_configs import n_bucket
 from utils import hopper, runtime
@@ -190,9 +191,16 @@ def hopper_forward(q, k, v, is_causal: bool, scale: float, config: triton.Config
     return o3.to(q.dtype).reshape(q.shape), lse.reshape(q.shape[:-1])
 
 
+# Head dims whose backward is the one pass (`hopper_backward`, five products, dQ by TMA reduce-add); the others take
+# the unit-08 kernels. On the H200 the one pass is the faster at d = 64 and the slower at d = 128, where a program's
+# dK, dV and dQ share spill registers (`benchmarks/results/h200/backward/`).
+ONE_PASS_HEAD_DIMS = (64,)
+
+
 class HopperAttention(flash_triton.FlashAttentionTriton):
-    """`HopperAttention.apply(Q, K, V, is_causal=False, scale=None)`: the Hopper forward; the backward is
-    `FlashAttentionTriton`'s (the unit-08 kernels), inherited. Same contract: saves Q, K, V, O and L (float32)."""
+    """`HopperAttention.apply(Q, K, V, is_causal=False, scale=None)`: the Hopper forward; the backward is the one
+    pass at the head dims of `ONE_PASS_HEAD_DIMS`, else `FlashAttentionTriton`'s (the unit-08 kernels). Same
+    contract: saves Q, K, V, O and L (float32)."""
 
     @staticmethod
     def forward(ctx, q, k, v, is_causal=False, scale=None):
@@ -206,6 +214,14 @@ class HopperAttention(flash_triton.FlashAttentionTriton):
         ctx.save_for_backward(q, k, v, o, lse)
         ctx.is_causal, ctx.scale = bool(is_causal), scale
         return o
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        q, k, v, o, lse = ctx.saved_tensors
+        if q.shape[-1] not in ONE_PASS_HEAD_DIMS:
+            return flash_triton.FlashAttentionTriton.backward(ctx, grad_out)
+        grads, _ = hopper_backward.hopper_backward(q, k, v, o, lse, grad_out, ctx.is_causal, ctx.scale)
+        return *grads, None, None
 
 
 _announced: set[str] = set()

@@ -72,14 +72,15 @@ def _backward_tile(
     rows = offs_q < n_q
     lse2 = tl.load(L + bh * n_q + offs_q, mask=rows, other=0.0) * 1.4426950408889634  # to base 2
     delta = tl.load(Delta + bh * n_q + offs_q, mask=rows, other=0.0)
-    pt = tl.exp2(tl.dot(k, tl.trans(q), input_precision=PRECISION) * qk_scale - lse2[None, :])
+    st = tl.dot(k, tl.trans(q), input_precision=PRECISION)
+    dpt = tl.dot(v, tl.trans(do), input_precision=PRECISION)  # issued before exp2: runs while exp2 does
+    pt = tl.exp2(st * qk_scale - lse2[None, :])
     if MASKED:
         visible = offs_k[:, None] < n_k
         if IS_CAUSAL:
             visible = visible & (offs_k[:, None] <= offs_q[None, :])
         pt = tl.where(visible, pt, 0.0)
     dv = tl.dot(pt.to(do.dtype), do, dv, input_precision=PRECISION)
-    dpt = tl.dot(v, tl.trans(do), input_precision=PRECISION)
     dst = (pt * (dpt - delta[None, :])).to(q.dtype)
     dk = tl.dot(dst, q, dk, input_precision=PRECISION)
     dq = tl.dot(tl.trans(dst), k, input_precision=PRECISION)
