@@ -144,13 +144,32 @@ def test_a_forced_config_launches_that_config_and_matches_float64():
     grading.assert_close(out, expected, "O", atol=tol, rtol=tol)
 
 
-def test_the_reference_is_differentiable_through_the_unit08_backward():
+@pytest.mark.parametrize("one_pass", [False, True], ids=["unit08_backward", "one_pass"])
+def test_the_reference_is_differentiable_through_either_backward(monkeypatch, one_pass):
+    chosen = []
+    monkeypatch.setattr(reference, "uses_one_pass", lambda *shape: chosen.append(shape) or one_pass)
     q, k, v = grading.random_qkv(2, 37, 51, 64, device=utils.device())
     grad_out = torch.randn_like(q)
     reference.HopperAttention.apply(q, k, v, True).backward(grad_out)
+    assert chosen == [(64, True, 51)]
     expected = grading.reference_gradients(q, k, v, grad_out, True)
     for grad, ref in zip((q.grad, k.grad, v.grad), expected, strict=True):
         grading.assert_close(grad, ref, "gradient", atol=2e-2, rtol=2e-2)
+
+
+def test_the_one_pass_backward_is_chosen_where_it_was_measured_faster():
+    assert reference.uses_one_pass(64, True, 16384) and reference.uses_one_pass(64, True, 4096)
+    assert not reference.uses_one_pass(64, False, 16384)  # full attention: the two kernels
+    assert not reference.uses_one_pass(64, True, 2048)  # short sequences: the two kernels
+    assert not reference.uses_one_pass(128, True, 16384)  # d = 128: the one pass spills registers
+
+
+def test_a_stride_0_grad_out_is_copied_into_contiguous_rows():
+    ones = torch.ones((), device=utils.device()).expand(2, 3, 40, 16)
+    rows = flash_triton._as_3d(ones, torch.float32)
+    assert rows.shape == (6, 40, 16) and rows.stride(-1) == 1 and bool((rows == 1).all())
+    q = torch.randn(2, 40, 16, device=utils.device())
+    assert flash_triton._as_3d(q, torch.float32).data_ptr() == q.data_ptr()  # contiguous rows: no copy
 
 
 def test_the_reference_grid_is_persistent_when_there_are_more_tiles_than_programs():

@@ -17,8 +17,8 @@
 - exp2 with the scale folded in (`qk_scale = σ · log2 e`, applied in the exponent's multiply-add, so σ > 0);
   the causal loop is split into the key tiles every row sees (no mask) and the diagonal and tail tiles (masked).
 - Configs are autotuned per (d, causal, N bucket); each config resets the descriptors' block shapes.
-- `HopperAttention` is differentiable: its backward is the one pass of `hopper_backward` at d = 64 and the unit-08
-  backward kernels (`flash_triton`) at d = 128, whichever was the faster on the H200; both take the L this forward
+- `HopperAttention` is differentiable: its backward is the one pass of `hopper_backward` or the unit-08 backward
+  kernels (`flash_triton`), whichever was the faster on the H200 (`uses_one_pass`); both take the L this forward
   saves. Where `utils.hopper.path()` says "pointers" (no tensor descriptors in this Triton,
   or a GPU older than sm90) `hopper_attention` runs the unit-08 kernel instead and says so once.
 """
@@ -191,15 +191,17 @@ def hopper_forward(q, k, v, is_causal: bool, scale: float, config: triton.Config
     return o3.to(q.dtype).reshape(q.shape), lse.reshape(q.shape[:-1])
 
 
-# Head dims whose backward is the one pass (`hopper_backward`, five products, dQ by TMA reduce-add); the others take
-# the unit-08 kernels. On the H200 the one pass is the faster at d = 64 and the slower at d = 128, where a program's
-# dK, dV and dQ share spill registers (`benchmarks/results/h200/backward/`).
-ONE_PASS_HEAD_DIMS = (64,)
+def uses_one_pass(head_dim: int, is_causal: bool, n: int) -> bool:
+    """Whether the backward is the one pass (`hopper_backward`: five products, dQ by TMA reduce-add) rather than
+    the unit-08 kernels (seven products, no atomics). Measured on the H200 (`benchmarks/results/h200/backward/`):
+    the one pass is the faster only for causal attention at d = 64 from N = 4096 on (by 1-5 %; and 0.3 ms at the
+    leaderboard's call); at d = 128 its dK, dV and dQ share spill registers (0.6x the two kernels)."""
+    return head_dim == 64 and is_causal and n >= 4096
 
 
 class HopperAttention(flash_triton.FlashAttentionTriton):
     """`HopperAttention.apply(Q, K, V, is_causal=False, scale=None)`: the Hopper forward; the backward is the one
-    pass at the head dims of `ONE_PASS_HEAD_DIMS`, else `FlashAttentionTriton`'s (the unit-08 kernels). Same
+    pass where `uses_one_pass`, else `FlashAttentionTriton`'s (the unit-08 kernels). Same
     contract: saves Q, K, V, O and L (float32)."""
 
     @staticmethod
@@ -218,7 +220,7 @@ class HopperAttention(flash_triton.FlashAttentionTriton):
     @staticmethod
     def backward(ctx, grad_out):
         q, k, v, o, lse = ctx.saved_tensors
-        if q.shape[-1] not in ONE_PASS_HEAD_DIMS:
+        if not uses_one_pass(q.shape[-1], ctx.is_causal, max(q.shape[-2], k.shape[-2])):
             return flash_triton.FlashAttentionTriton.backward(ctx, grad_out)
         grads, _ = hopper_backward.hopper_backward(q, k, v, o, lse, grad_out, ctx.is_causal, ctx.scale)
         return *grads, None, None
