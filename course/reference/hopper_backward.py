@@ -21,8 +21,9 @@ atomics, yet the one pass only draws level with unit 08 at d = 64 (0.98-1.03x) a
 (0.87-0.88x): a program holds dK and dV (2 · BLOCK_K · d float32), K, V and the dQ share at once, 64 × 64
 tiles spill registers at d = 128 with 4 warps, and 8 warps halve the speed. FlashAttention-3 gives its math
 warpgroups 240 registers each by taking them from its producer warp (`setmaxnreg`), which Triton 3.6 does not
-expose. So `HopperAttention` keeps the unit-08 backward; this kernel is unit 10's lesson in what five products
-cost.
+expose. On the H200 (`benchmarks/results/h200/backward/`) it is the faster only for causal
+attention at d = 64 from N = 4096 on, and at CS336's leaderboard call (3.46 ms against the two kernels' 3.58), so
+`HopperAttention` takes it there (`hopper.uses_one_pass`) and the unit-08 backward elsewhere.
 """
 
 from __future__ import annotations
