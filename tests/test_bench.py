@@ -338,6 +338,39 @@ def test_the_profile_summary_reads_the_committed_nsight_compute_csv():
     assert rows["top warp stalls (cycles per issued instruction)"][0].count(",") == 3
 
 
+def test_the_backward_profile_labels_each_kernel_by_its_name():
+    """The H200 backward profile of issue 49: one column per kernel, cuDNN's first, then the course's three."""
+    from pathlib import Path
+
+    from benchmarks import backward_profile, hopper_profile
+
+    path = Path("benchmarks/results/h200/backward/profile_d64.csv")
+    labels = backward_profile.kernel_labels(path)
+    assert labels[-3:] == ("preprocess_kernel", "dkdv_kernel", "dq_kernel")
+    assert any("cudnn" in label for label in labels[:-3])
+    table = hopper_profile.summarize(path, labels)
+    assert table.splitlines()[0] == "| | " + " | ".join(labels) + " |"
+
+
+def test_the_backward_targets_count_every_path_and_fail_on_a_wrong_point(tmp_path):
+    from benchmarks import backward
+
+    def record(n, two, one):
+        return {"dtype": "bfloat16", "d": 64, "causal": True, "n": n, "cudnn_ms": 1.0,
+                "two_kernels": {"status": "ok", "ms": 1 / two, "vs_cudnn": two}, "one_pass": one}  # fmt: skip
+
+    records = [record(1024, 1.1, {"status": "ok", "vs_cudnn": 0.95}), record(2048, 0.95, {"status": "wrong"})]
+    two = backward.targets(records, "two_kernels")
+    assert two["median_vs_cudnn"] == pytest.approx(1.025) and two["min_vs_cudnn"] == 0.95
+    assert two["median_met"] and two["min_met"] and two["wrong_points"] == 0
+    one = backward.targets(records, "one_pass")
+    assert one["wrong_points"] == 1 and not one["median_met"] and not one["min_met"]
+    backward.figure(records, tmp_path / "backward.png")
+    assert (tmp_path / "backward.png").stat().st_size > 10_000 and list(tmp_path.iterdir()) == [
+        tmp_path / "backward.png"
+    ]
+
+
 def test_the_leaderboard_call_is_checked_then_timed_in_parts_and_a_wrong_backward_is_not_timed(
     tmp_path, monkeypatch
 ):
