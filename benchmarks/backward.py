@@ -101,19 +101,15 @@ def figure(records: list[dict], path: Path) -> None:
     use_fonts()
     fig, axes = plt.subplots(len(HEAD_DIMS), 2, figsize=(11, 7.5), squeeze=False)
     for ax, (d, causal) in zip(axes.flat, [(d, c) for d in HEAD_DIMS for c in (False, True)], strict=True):
-        for dtype in sorted({r["dtype"] for r in records}):
+        panel = [r for r in records if (r["d"], r["causal"]) == (d, causal)]
+        for dtype in sorted({r["dtype"] for r in panel}):
             for course_path, style in PATHS.items():
-                line = [r for r in records if (r["d"], r["causal"], r["dtype"]) == (d, causal, dtype)]
-                line = [r for r in line if r[course_path]["status"] == "ok"]
-                ax.plot(
-                    [r["n"] for r in line],
-                    [r[course_path]["vs_cudnn"] for r in line],
-                    style,
-                    label=f"{dtype}, {course_path}",
-                )
+                ok = [r for r in panel if r["dtype"] == dtype and r[course_path]["status"] == "ok"]
+                ns, ratios = [r["n"] for r in ok], [r[course_path]["vs_cudnn"] for r in ok]
+                ax.plot(ns, ratios, style, label=f"{dtype}, {course_path}")
         ax.axhline(1.0, color="grey", linestyle="--", linewidth=1)
         ax.axhline(0.9, color="grey", linestyle=":", linewidth=1)
-        if any(len(line.get_xdata()) for line in ax.lines):  # a panel without a correct point has no N axis
+        if any(r[p]["status"] == "ok" for r in panel for p in PATHS):  # no N axis without a correct point
             ax.set_xscale("log", base=2)
         ax.set_xlabel(text("序列长度 N", "sequence length N"))
         ax.set_ylabel(text("速度 / cuDNN", "speed / cuDNN"))
