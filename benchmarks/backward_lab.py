@@ -8,7 +8,9 @@ reference backward of the same inputs first (relative error of each gradient, �
 - `early_dp`: issue the dP product before the softmax's exp2 of the same tile, so the tensor cores work on dP
   while the exp2 runs (the reference kernels issue it after the dV product, in dependency order);
 - `q_rows`: the dK/dV kernel loads Q as [queries, d] and takes `tl.trans` for Sᵀ = K Qᵀ (as the Hopper backward);
-- the one-pass Hopper backward (five products, dQ by TMA reduce-add) in each config, as is and with `early_dp`.
+- the one-pass Hopper backward (five products, dQ by TMA reduce-add) in each config;
+- round 2 (`--round 2`, DIR/lab2.json): the dK/dV kernel with Triton's automatic warp specialisation of its
+  unmasked loop (`tl.range(..., warp_specialize=True)`) and with a register cap (`maxnreg`: more programs per SM).
 Writes DIR/lab.json and prints a table.
 """
 
@@ -27,7 +29,21 @@ from torch.nn.attention import SDPBackend, sdpa_kernel
 
 SEQUENCES = {64: 16, 128: 8}
 N = 16384
-DKDV_CONFIGS = [(64, 64, 4, 3), (32, 128, 4, 3), (64, 128, 8, 3), (64, 128, 8, 2), (32, 64, 4, 3)]
+_PLAIN, _EARLY, _EARLY_Q_ROWS = (
+    {"early_dp": False, "q_rows": False}, {"early_dp": True, "q_rows": False}, {"early_dp": True, "q_rows": True}
+)  # fmt: skip
+DKDV_VARIANTS = {  # round -> [(config, flags)]; round 2 adds Triton's warp specialisation and a register cap
+    1: [
+        (config, flags)
+        for config in [(64, 64, 4, 3), (32, 128, 4, 3), (64, 128, 8, 3), (64, 128, 8, 2), (32, 64, 4, 3)]
+        for flags in (_PLAIN, _EARLY, _EARLY_Q_ROWS)
+    ],
+    2: [
+        (config, flags)
+        for config, cap in [((64, 64, 4, 3), 168), ((64, 128, 8, 3), 128), ((64, 64, 4, 2), 168)]
+        for flags in (_EARLY_Q_ROWS, _EARLY_Q_ROWS | {"warp_spec": True}, _EARLY_Q_ROWS | {"maxnreg": cap})
+    ],
+}
 DQ_CONFIGS = [(128, 64, 8, 3), (64, 64, 4, 3), (128, 128, 8, 2), (128, 32, 8, 3)]
 ONE_PASS_CONFIGS = [(64, 64, 4, 3), (64, 64, 4, 4), (64, 128, 8, 3), (32, 64, 4, 3)]
 LOG2E = 1.4426950408889634
@@ -73,7 +89,7 @@ def _dkdv_tile(dk, dv, k, v, q_ptr, do_ptr, lse_ptr, delta_ptr, stride_qn, strid
 @triton.jit
 def dkdv_lab(Q, K, V, DO, L, Delta, DK, DV, stride_qn, stride_qd, stride_kn, stride_kd, stride_don, stride_dod,
              n, scale, qk_scale, HEAD_DIM: tl.constexpr, BLOCK_Q: tl.constexpr, BLOCK_K: tl.constexpr,
-             EARLY_DP: tl.constexpr, Q_ROWS: tl.constexpr):  # fmt: skip
+             EARLY_DP: tl.constexpr, Q_ROWS: tl.constexpr, WARP_SPEC: tl.constexpr = False):  # fmt: skip
     """Causal dK, dV; Q, K, V, DK, DV contiguous (BH, n, d) with n a multiple of the tiles; DO any strides."""
     k_start = tl.program_id(0) * BLOCK_K
     bh = tl.program_id(1).to(tl.int64)
@@ -92,7 +108,7 @@ def dkdv_lab(Q, K, V, DO, L, Delta, DK, DV, stride_qn, stride_qd, stride_kn, str
         dk, dv = _dkdv_tile(dk, dv, k, v, q_ptr, do_ptr, L + bh * n, Delta + bh * n, stride_qn, stride_qd,
                             stride_don, stride_dod, q_start, n, offs_k, offs_d, qk_scale, BLOCK_Q, True,
                             EARLY_DP, Q_ROWS)  # fmt: skip
-    for q_start in range(full_start, n, BLOCK_Q):
+    for q_start in tl.range(full_start, n, BLOCK_Q, warp_specialize=WARP_SPEC):
         dk, dv = _dkdv_tile(dk, dv, k, v, q_ptr, do_ptr, L + bh * n, Delta + bh * n, stride_qn, stride_qd,
                             stride_don, stride_dod, q_start, n, offs_k, offs_d, qk_scale, BLOCK_Q, False,
                             EARLY_DP, Q_ROWS)  # fmt: skip
@@ -152,7 +168,7 @@ def relative_error(got, expected) -> float:
     return ((got.float() - expected.float()).norm() / expected.float().norm()).item()
 
 
-def panel(d: int) -> list[dict]:
+def panel(d: int, lab_round: int) -> list[dict]:
     from course.reference import flash_triton, hopper_backward
 
     dtype = torch.bfloat16
@@ -187,14 +203,14 @@ def panel(d: int) -> list[dict]:
         print(row, flush=True)
 
     dk, dv, dq = (torch.empty_like(t) for t in (k, v, q))
-    for bq, bk, w, s in DKDV_CONFIGS:
-        for early, q_rows in ((False, False), (True, False), (True, True)):
-            fn = lambda bq=bq, bk=bk, w=w, s=s, early=early, q_rows=q_rows: dkdv_lab[(N // bk, bh)](  # noqa: E731
-                q, k, v, ones, lse, delta, dk, dv, N * 0 + d, 1, d, 1, *ones.stride()[1:], N, scale,
-                scale * LOG2E, HEAD_DIM=d, BLOCK_Q=bq, BLOCK_K=bk, EARLY_DP=early, Q_ROWS=q_rows,
-                num_warps=w, num_stages=s)  # fmt: skip
-            record("dkdv", (bq, bk, w, s), {"early_dp": early, "q_rows": q_rows}, fn,
-                   lambda: [(dk, expected[1]), (dv, expected[2])])  # fmt: skip
+    for (bq, bk, w, s), flags in DKDV_VARIANTS[lab_round]:
+        fn = lambda bq=bq, bk=bk, w=w, s=s, flags=flags: dkdv_lab[(N // bk, bh)](  # noqa: E731
+            q, k, v, ones, lse, delta, dk, dv, d, 1, d, 1, *ones.stride()[1:], N, scale, scale * LOG2E,
+            HEAD_DIM=d, BLOCK_Q=bq, BLOCK_K=bk, EARLY_DP=flags["early_dp"], Q_ROWS=flags["q_rows"],
+            WARP_SPEC=flags.get("warp_spec", False), maxnreg=flags.get("maxnreg"), num_warps=w, num_stages=s)  # fmt: skip
+        record("dkdv", (bq, bk, w, s), flags, fn, lambda: [(dk, expected[1]), (dv, expected[2])])
+    if lab_round == 2:
+        return rows
     for bq, bk, w, s in DQ_CONFIGS:
         for early in (False, True):
             fn = lambda bq=bq, bk=bk, w=w, s=s, early=early: dq_lab[(N // bq, bh)](  # noqa: E731
@@ -222,12 +238,17 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--head-dims", type=int, nargs="+", default=[64, 128])
+    parser.add_argument(
+        "--round", type=int, choices=(1, 2), default=1, help="1: lab.json's sweep; 2: lab2.json"
+    )
     args = parser.parse_args(argv)
-    rows = [row for d in args.head_dims for row in panel(d)]
+    rows = [row for d in args.head_dims for row in panel(d, args.round)]
     args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "lab.json").write_text(json.dumps(rows, indent=1), encoding="utf-8")
+    (args.out / ("lab.json" if args.round == 1 else f"lab{args.round}.json")).write_text(
+        json.dumps(rows, indent=1), encoding="utf-8"
+    )
     for r in rows:
-        flags = "".join(f" {k}" for k in ("early_dp", "q_rows") if r.get(k))
+        flags = "".join(f" {k}={r[k]}" for k in ("early_dp", "q_rows", "warp_spec", "maxnreg") if r.get(k))
         bad = "" if max(r.get("errors", [0])) <= 2e-2 else f" WRONG {r['errors']}"
         print(
             f"d{r['d']} {r['kernel']:15} {r.get('config', '')!s:18}{flags:18} {r.get('ms', r.get('error'))}{bad}"
