@@ -13,7 +13,6 @@ course's (Δ, dK/dV, dQ). It prints nothing on stdout, which carries ncu's CSV. 
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
@@ -63,24 +62,19 @@ def kernel_labels(path: Path) -> tuple[str, ...]:
     return tuple(e["kernel"].split("(")[0][:40] for e in hopper_profile.read_details(path).values())
 
 
+def add_launch_arguments(parser) -> None:
+    parser.add_argument("--d", type=int, choices=sorted(SEQUENCES), default=64)
+    parser.add_argument("--dtype", default="bfloat16", choices=["bfloat16", "float16"])
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    commands = parser.add_subparsers(dest="command", required=True)
-    run = commands.add_parser("launch", help="the launches to profile (run under ncu)")
-    run.add_argument("--d", type=int, choices=sorted(SEQUENCES), default=64)
-    run.add_argument("--dtype", default="bfloat16", choices=["bfloat16", "float16"])
-    table = commands.add_parser("summarize", help="ncu's details CSV -> a markdown table")
-    table.add_argument("csv", type=Path)
-    table.add_argument("--out", type=Path)
-    args = parser.parse_args(argv)
-    if args.command == "launch":
-        launch(args.d, getattr(torch, args.dtype))
-        return 0
-    text = hopper_profile.summarize(args.csv, kernel_labels(args.csv))
-    if args.out:
-        args.out.write_text(text, encoding="utf-8")
-    print(text)
-    return 0
+    return hopper_profile.profile_cli(
+        argv,
+        __doc__.splitlines()[0],
+        add_launch_arguments,
+        lambda args: launch(args.d, getattr(torch, args.dtype)),
+        kernel_labels,
+    )
 
 
 if __name__ == "__main__":

@@ -124,26 +124,40 @@ def summarize(path: Path, labels: tuple[str, ...] = LABELS) -> str:
     return "\n".join(lines) + "\n"
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def profile_cli(argv, description: str, add_launch_arguments, run_launch, labels=lambda path: LABELS) -> int:
+    """The two sub-commands of a profile script: `launch` (run under ncu) and `summarize` (its CSV -> markdown,
+    one column per launch headed by `labels(csv)`)."""
+    parser = argparse.ArgumentParser(description=description)
     commands = parser.add_subparsers(dest="command", required=True)
-    run = commands.add_parser("launch", help="the launches to profile (run under ncu)")
-    run.add_argument("--d", type=int, choices=sorted(FORCED), default=64)
-    run.add_argument("--causal", action="store_true")
-    run.add_argument("--n", type=int, default=4096)
-    run.add_argument("--dtype", default="bfloat16", choices=["bfloat16", "float16"])
+    add_launch_arguments(commands.add_parser("launch", help="the launches to profile (run under ncu)"))
     table = commands.add_parser("summarize", help="ncu's details CSV -> a markdown table")
     table.add_argument("csv", type=Path)
     table.add_argument("--out", type=Path)
     args = parser.parse_args(argv)
     if args.command == "launch":
-        launch(args.d, args.causal, args.n, getattr(torch, args.dtype))
+        run_launch(args)
         return 0
-    text = summarize(args.csv)
+    text = summarize(args.csv, labels(args.csv))
     if args.out:
         args.out.write_text(text, encoding="utf-8")
     print(text)
     return 0
+
+
+def add_launch_arguments(parser) -> None:
+    parser.add_argument("--d", type=int, choices=sorted(FORCED), default=64)
+    parser.add_argument("--causal", action="store_true")
+    parser.add_argument("--n", type=int, default=4096)
+    parser.add_argument("--dtype", default="bfloat16", choices=["bfloat16", "float16"])
+
+
+def main(argv: list[str] | None = None) -> int:
+    return profile_cli(
+        argv,
+        __doc__.splitlines()[0],
+        add_launch_arguments,
+        lambda args: launch(args.d, args.causal, args.n, getattr(torch, args.dtype)),
+    )
 
 
 if __name__ == "__main__":
