@@ -27,6 +27,7 @@ from typing import BinaryIO, TypeVar
 import nbformat
 
 from course.layout import Course
+from course.neutral import visible
 from utils.messages import bilingual
 
 MiB = 2**20
@@ -78,17 +79,9 @@ class Upload:
     files: Callable[[], Files]
 
 
-def shown(name: str) -> str:
-    """A name as it can be printed and written to a CSV: escaped when it holds anything unprintable."""
-    try:
-        name.encode("utf-8")
-    except UnicodeEncodeError:
-        return ascii(name)[1:-1]
-    return name if name.isprintable() else ascii(name)[1:-1]
-
-
 def refuse(path: str, zh: str, en: str) -> Refused:
-    return Refused(bilingual(f"拒收 {shown(path)}：{zh}", f"refused {shown(path)}: {en}"))
+    """Why `path` is refused, shown inert: the path, and any part of the reason quoting the upload's bytes."""
+    return Refused(visible(bilingual(f"拒收 {path}：{zh}", f"refused {path}: {en}")))
 
 
 def check_folder_name(name: str, what: tuple[str, str]) -> None:
@@ -106,7 +99,7 @@ def check_parts(relative: str, path: str, limits: Limits) -> list[str]:
     for part in parts:
         if part in ("", ".", "..") or "\\" in part or "\0" in part:
             raise refuse(path, "路径含空、. 或 .. 部分", "the path has an empty, . or .. part")
-        if shown(part) != part or len(part.encode("utf-8")) > 255:
+        if visible(part) != part or len(part.encode("utf-8")) > 255:
             raise refuse(
                 path, "文件名含不可打印字符或过长", "the name holds unprintable characters or is too long"
             )
@@ -329,8 +322,8 @@ def write_files(files: Files, folder: Path, path: str, limits: Limits, keep_time
 
 def timestamp_note(path: str) -> str:
     return bilingual(
-        f"忽略 {shown(path)}：提交时间以教师的记录为准（--timestamps 或 nbgrader collect）",
-        f"ignored {shown(path)}: the submission time is the instructor's record (--timestamps or nbgrader collect)",
+        f"忽略 {visible(path)}：提交时间以教师的记录为准（--timestamps 或 nbgrader collect）",
+        f"ignored {visible(path)}: the submission time is the instructor's record (--timestamps or nbgrader collect)",
     )
 
 
@@ -416,7 +409,7 @@ def take_class(
         for upload in uploads:
             if only is not None and not only(upload.student, upload.unit):
                 continue
-            intake = Intake(shown(upload.student), shown(upload.unit))
+            intake = Intake(visible(upload.student), visible(upload.unit))
             intakes.append(intake)
             if upload.unit not in known and SAFE_NAME.fullmatch(upload.unit):
                 continue  # reported as an unknown unit
@@ -427,9 +420,11 @@ def take_class(
             except Refused as error:
                 intake.refused = str(error)
             except Exception as error:  # unreadable, vanished, a full disk: this submission only
-                intake.refused = bilingual(
-                    f"无法读取或复制 {intake.student}/{intake.unit}：{error}",
-                    f"could not read or copy {intake.student}/{intake.unit}: {type(error).__name__}: {error}",
+                intake.refused = visible(
+                    bilingual(
+                        f"无法读取或复制 {intake.student}/{intake.unit}：{error}",
+                        f"could not read or copy {intake.student}/{intake.unit}: {type(error).__name__}: {error}",
+                    )
                 )
             for line in [intake.refused, *intake.notes]:
                 if line:

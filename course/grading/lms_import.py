@@ -25,6 +25,7 @@ from pathlib import Path
 
 from course.grading import intake, lms
 from course.layout import Course
+from course.neutral import cell, visible
 from utils.messages import bilingual
 
 CANVAS = re.compile(r"(?P<name>[^_/]+?)(?P<late>_late)?_(?P<user>\d+)_\d+_(?P<file>[^/]+)")
@@ -32,8 +33,6 @@ MOODLE = re.compile(r"(?P<name>[^/]+?)_(?P<user>\d+)_assignsubmission_(?P<plugin
 # Moodle's mark between a name and a file; twice in a member's first part, a student's name (which Moodle may let
 # them edit) or file name holds it, and the member might parse as another participant's: it is left out.
 MOODLE_MARK = re.compile(r"_\d+_assignsubmission_")
-# A spreadsheet runs a cell starting with one of these as a formula; the report's names are the students' own.
-FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 LAYOUTS = ("canvas", "moodle")
 REPORT_COLUMNS = ["lms_user", "lms_name", "student_id", "unit", "files", "late", "result"]
 
@@ -75,7 +74,7 @@ def submitters(archive: zipfile.ZipFile, layout: str) -> tuple[list[Submitter], 
         match = pattern.fullmatch(info.filename)
         posing = layout == "moodle" and len(MOODLE_MARK.findall(info.filename.split("/")[0])) > 1
         if match is None or posing or match.groupdict().get("plugin", "file") != "file":
-            stray.append(intake.shown(info.filename))
+            stray.append(visible(info.filename))
             continue
         person = found.setdefault(match["user"], Submitter(match["user"], match["name"]))
         person.late = person.late or bool(match.groupdict().get("late"))
@@ -145,21 +144,16 @@ def upload(archive: zipfile.ZipFile, person: Submitter, unit: str, notebooks: li
     return intake.Upload(person.student, unit, lambda: intake.member_files(archive, members, path))
 
 
-def inert(cell: str) -> str:
-    """A report cell a spreadsheet shows as text: one starting like a formula gets a leading '."""
-    return f"'{cell}" if cell.startswith(FORMULA_START) else cell
-
-
 def write_report(path: Path, people: list[Submitter], stray: list[str], unit: str) -> None:
     with path.open("w", newline="", encoding="utf-8") as f:
         writer = csv.writer(f)
         writer.writerow(REPORT_COLUMNS)
         for p in people:
-            files = " | ".join(intake.shown(name) for name, _ in p.members)
-            row = [p.user, intake.shown(p.name), p.student, unit, files, "yes" if p.late else "", p.result]
-            writer.writerow(map(inert, row))
+            files = " | ".join(name for name, _ in p.members)
+            row = [p.user, p.name, p.student, unit, files, "yes" if p.late else "", p.result]
+            writer.writerow(map(cell, row))
         for name in stray:
-            writer.writerow(map(inert, ["", "", "", unit, name, "", "left out: not in the LMS's layout"]))
+            writer.writerow(map(cell, ["", "", "", unit, name, "", "left out: not in the LMS's layout"]))
 
 
 def import_zip(
@@ -216,7 +210,7 @@ def main(
     problems = [p for p in people if not p.result.startswith("placed")]
     print(bilingual(f"已放入 {target}：{len(placed)} 名学生", f"placed in {target}: {len(placed)} students"))
     for person in problems:
-        print(f"{intake.shown(person.name)} ({person.user}): {person.result}")
+        print(visible(f"{person.name} ({person.user}): {person.result}"))
     for name in stray:
         print(bilingual(f"略过（不是 LMS 的格式）：{name}", f"left out (not in the LMS's layout): {name}"))
     if late := [p.student or p.name for p in people if p.late]:

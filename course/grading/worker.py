@@ -24,6 +24,7 @@ from course import ROOT
 from course.folder import ENV
 from course.grading import gradebook_db
 from course.grading.atomic import replace_text
+from course.neutral import visible
 
 FAILURE = "There was an error processing assignment: "
 # A kernel can fail to start for reasons of the machine, never of the student's code (two kernels starting at
@@ -43,6 +44,7 @@ def make_api(root: str, judge: dict | None = None, **coursedir: str):
     import nbgrader.api
 
     nbgrader.api.get_alembic_version = alembic_head
+    one_line_records()
     from nbgrader.apps import NbGraderAPI
     from nbgrader.coursedir import CourseDirectory
     from traitlets.config.loader import PyFileConfigLoader
@@ -61,6 +63,20 @@ def make_api(root: str, judge: dict | None = None, **coursedir: str):
     if judge and "sandbox" in judge:
         config.SandboxedKernelManager.sandbox = judge["sandbox"]
     return NbGraderAPI(coursedir=CourseDirectory(config=config), config=config)
+
+
+def one_line_records() -> None:
+    """nbgrader's captured log (each step's, which the job's log holds) one line per record, shown inert: a record
+    quoting what the student wrote (a grade id with a line break: "Cell with id '%s' exists multiple times!")
+    cannot start a forged line."""
+    import nbgrader.utils
+    from tornado.log import LogFormatter
+
+    class OneLine(LogFormatter):
+        def format(self, record):
+            return visible(super().format(record))
+
+    nbgrader.utils.LogFormatter = OneLine
 
 
 def alembic_head() -> str:
