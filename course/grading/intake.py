@@ -39,14 +39,25 @@ T = TypeVar("T")
 
 @dataclass(frozen=True)
 class Limits:
-    """What one submission may hold."""
+    """What one submission (a student's unit) may hold. The course's notebooks are 50-80 KiB as released and a few
+    MiB once run with their plots: 16 MiB leaves room for heavy outputs. A unit needs nothing but its notebooks, so
+    any other file gets no more than a notebook and the whole submission two notebooks' worth; a class of 300 over
+    10 units then stays under 100 GiB however its students fill their uploads (`disk_reserve` stops it sooner)."""
 
     notebook_bytes: int = 16 * MiB
-    file_bytes: int = 64 * MiB
-    submission_bytes: int = 128 * MiB
+    file_bytes: int = 16 * MiB
+    submission_bytes: int = 32 * MiB
     entries: int = 1000  # files and folders
     depth: int = 16  # folders below the unit folder
     disk_reserve: int = 1024 * MiB  # free disk a submission may never eat into
+
+
+# A zip member may inflate to INFLATION times its compressed size past its first INFLATION_FREE bytes. Deflate
+# packs the released notebooks 2-3 times, a notebook of printed logs 5-20 times; a zip bomb packs a thousand times
+# (deflate's most) or far more (bzip2, lzma): 100 refuses it after a few MiB written, from the bytes it inflates to,
+# whatever its header claims, and a 40 KiB member unpacks to 5 MiB at most.
+INFLATION = 100
+INFLATION_FREE = MiB
 
 
 LIMITS = Limits()
@@ -197,7 +208,25 @@ def member_files(archive: zipfile.ZipFile, members: list[tuple[str, zipfile.ZipI
             yield relative.rstrip("/"), None
             continue
         with archive.open(info) as contents:
-            yield relative, contents
+            yield relative, Inflating(contents, info.compress_size, f"{path}/{relative}")
+
+
+class Inflating:
+    """A zip member read until it inflates past INFLATION times its compressed size (`packed`): then refused."""
+
+    def __init__(self, contents: BinaryIO, packed: int, path: str):
+        self.contents, self.left, self.path = contents, INFLATION_FREE + INFLATION * packed, path
+
+    def read(self, size: int) -> bytes:
+        chunk = self.contents.read(size)
+        self.left -= len(chunk)
+        if self.left < 0:
+            raise refuse(
+                self.path,
+                f"解压后超过压缩大小的 {INFLATION} 倍（zip 炸弹？）",
+                f"inflates to over {INFLATION} times its compressed size (a zip bomb?)",
+            )
+        return chunk
 
 
 # ---- finding the submissions ----------------------------------------------------------------------------
