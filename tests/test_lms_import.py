@@ -126,7 +126,10 @@ def test_moodle_names_are_compared_as_people_read_them(course, tmp_path):
     }
     download = make_zip(
         tmp_path / "moodle.zip",
-        {f"{name}_{user}_assignsubmission_file_/softmax.ipynb": notebook(user) for user, name in names.items()},
+        {
+            f"{name}_{user}_assignsubmission_file_/softmax.ipynb": notebook(user)
+            for user, name in names.items()
+        },
     )
     into = tmp_path / "uploads"
     people = {p.user: p for p in lms_import.import_zip(course, download, UNIT, into, roster)[0]}
