@@ -70,7 +70,7 @@ class Finding:
     text: str
 
     def __str__(self) -> str:
-        return f"{self.kind}: {self.what} (line {self.line}: {visible(self.text.strip()[:120])})"
+        return visible(f"{self.kind}: {self.what} (line {self.line}: {self.text.strip()[:120]})")
 
 
 def solution_sources(nb, grade_ids: list[str]) -> list[tuple[str, str]]:
