@@ -54,8 +54,8 @@ def write_checks(rows: Iterable, path: Path, keep_others: bool = False) -> None:
             for key, properties in sorted(row.checks.items()):
                 notebook, grade_id = key.split("/", 1)
                 for prop, passed in properties.items():
-                    line = [row.student, row.unit, notebook, grade_id, prop]
-                    writer.writerow([*map(cell, line), "yes" if passed else "no"])
+                    fields = [row.student, row.unit, notebook, grade_id, prop]
+                    writer.writerow([*map(cell, fields), "yes" if passed else "no"])
     partial.replace(path)
 
 
