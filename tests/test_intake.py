@@ -221,6 +221,29 @@ def test_a_folder_over_its_quota_is_refused_too(tmp_path):
     assert_only_alice_refused(course, grade.copy_class(course, upload), "big.bin", "16 MiB")
 
 
+def test_one_students_submissions_of_one_upload_are_bounded_together(tmp_path, monkeypatch):
+    """A semester's zip: alice's second unit would take her past what one student may hold in one upload (here
+    lowered to 2 MiB); it alone is refused, naming the limit; her first unit and bob's are placed."""
+    course = fixture_course(tmp_path / "course")
+    shutil.copytree(course.source / UNIT, course.source / "02_again")
+    monkeypatch.setattr(intake, "LIMITS", intake.Limits(student_bytes=2 * MiB, disk_reserve=0))
+    members = {
+        f"{who}/{unit}/softmax.ipynb": notebook_text()
+        for who in ("alice", "bob")
+        for unit in (UNIT, "02_again")
+    }
+    members |= {f"alice/{unit}/data.bin": noise(MiB) for unit in (UNIT, "02_again")}
+    del members[f"bob/{UNIT}/softmax.ipynb"]  # zipped() hands it in
+    found = report(grade.copy_class(course, zipped(tmp_path / "class.zip", members)))
+    assert [pair for pair, i in found.items() if i.refused] == [("alice", "02_again")]
+    assert "2 MiB" in found["alice", "02_again"].refused and " / " in found["alice", "02_again"].refused
+    assert sorted(p.relative_to(course.submitted).as_posix() for p in course.submitted.glob("*/*")) == [
+        f"alice/{UNIT}",
+        f"bob/{UNIT}",
+        "bob/02_again",
+    ]
+
+
 def test_a_zip_bomb_is_refused_for_that_student_alone_before_much_is_written(tmp_path, monkeypatch):
     """A 120 KiB upload that unpacks to 120 MiB (two members of zeros, each within the old 64 MiB per file and
     together within the old 128 MiB per submission: placed whole before) is refused from the bytes it inflates to,

@@ -41,12 +41,14 @@ T = TypeVar("T")
 class Limits:
     """What one submission (a student's unit) may hold. The course's notebooks are 50-80 KiB as released and a few
     MiB once run with their plots: 16 MiB leaves room for heavy outputs. A unit needs nothing but its notebooks, so
-    any other file gets no more than a notebook and the whole submission two notebooks' worth; a class of 300 over
-    10 units then stays under 100 GiB however its students fill their uploads (`disk_reserve` stops it sooner)."""
+    any other file gets no more than a notebook, the whole submission two notebooks' worth, and all of one student's
+    units in one upload (a semester's zip) four: a class of 300 then stays under 20 GiB however its students fill
+    their upload (`disk_reserve` stops it sooner)."""
 
     notebook_bytes: int = 16 * MiB
     file_bytes: int = 16 * MiB
     submission_bytes: int = 32 * MiB
+    student_bytes: int = 64 * MiB  # one student's submissions of one upload together
     entries: int = 1000  # files and folders
     depth: int = 16  # folders below the unit folder
     disk_reserve: int = 1024 * MiB  # free disk a submission may never eat into
@@ -303,8 +305,12 @@ def copy_capped(contents: BinaryIO, target: Path, cap: int) -> int:
     return written
 
 
-def write_files(files: Files, folder: Path, path: str, limits: Limits, keep_timestamp: bool) -> list[str]:
-    """Write a submission's `files` into the new `folder`, within `limits`; the notes on what was left out."""
+def write_files(
+    files: Files, folder: Path, path: str, limits: Limits, keep_timestamp: bool, held: int = 0
+) -> list[str]:
+    """Write a submission's `files` into the new `folder`, within `limits` (its student's other submissions of the
+    upload holding `held` bytes); the notes on what was left out."""
+    budget = min(limits.submission_bytes, limits.student_bytes - held)
     folder.mkdir(mode=0o755)
     notes, entries, total = [], 0, 0
     for relative, contents in files:
@@ -328,7 +334,7 @@ def write_files(files: Files, folder: Path, path: str, limits: Limits, keep_time
             else (limits.file_bytes, ("文件", "file"))
         )
         try:
-            size = copy_capped(contents, folder.joinpath(*parts), min(cap, limits.submission_bytes - total))
+            size = copy_capped(contents, folder.joinpath(*parts), min(cap, budget - total))
         except FileExistsError:
             raise refuse(shown_path, "重复的名字", "the same name twice") from None
         if size > cap:
@@ -338,11 +344,14 @@ def write_files(files: Files, folder: Path, path: str, limits: Limits, keep_time
                 f"over the {cap // MiB} MiB limit of one {what[1]}",
             )
         total += size
-        if total > limits.submission_bytes:
+        if total > budget:
+            most, together = limits.submission_bytes // MiB, limits.student_bytes // MiB
             raise refuse(
                 path,
-                f"超过一份提交的上限 {limits.submission_bytes // MiB} MiB",
-                f"over the {limits.submission_bytes // MiB} MiB limit of one submission",
+                f"超过这份提交可占的 {budget // MiB} MiB（每份提交至多 {most} MiB，一名学生在一次上传中的所有提交合计至多 "
+                f"{together} MiB）",
+                f"over the {budget // MiB} MiB this submission may hold (a submission {most} MiB at most, one student's "
+                f"submissions of one upload {together} MiB together)",
             )
     for notebook in sorted(folder.glob("*.ipynb")):
         check_notebook(notebook, f"{path}/{notebook.name}")
@@ -398,8 +407,9 @@ def replace(target: Path, fill: Callable[[Path], T]) -> T:
     return result
 
 
-def place(upload: Upload, submitted: Path, in_place: bool, when, limits: Limits) -> list[str]:
-    """Write one submission into `submitted/<student>/<unit>/`; the notes, or Refused."""
+def place(upload: Upload, submitted: Path, in_place: bool, when, limits: Limits, held: int = 0) -> list[str]:
+    """Write one submission into `submitted/<student>/<unit>/` (the student's other submissions of the upload
+    holding `held` bytes); the notes, or Refused."""
     path = f"{upload.student}/{upload.unit}"
     check_folder_name(upload.student, ("学生", "student"))
     check_folder_name(upload.unit, ("单元", "unit"))
@@ -408,7 +418,7 @@ def place(upload: Upload, submitted: Path, in_place: bool, when, limits: Limits)
 
     def fill(folder: Path) -> list[str]:
         with contextlib.closing(upload.files()) as files:
-            notes = write_files(files, folder, path, limits, keep_timestamp=in_place)
+            notes = write_files(files, folder, path, limits, in_place, held)
         if when is not None:
             (folder / TIMESTAMP).write_text(when.isoformat(), encoding="utf-8")
         return notes
@@ -419,6 +429,10 @@ def place(upload: Upload, submitted: Path, in_place: bool, when, limits: Limits)
         with contextlib.suppress(OSError):
             (submitted / upload.student).rmdir()  # made for this submission alone
         raise
+
+
+def folder_bytes(folder: Path) -> int:
+    return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file() and not p.is_symlink())
 
 
 def take_class(
@@ -434,6 +448,7 @@ def take_class(
     limits, times = limits or LIMITS, times or {}
     in_place = submissions.resolve() == course.submitted.resolve()
     known, intakes = set(course.units()), []
+    held: dict[str, int] = {}  # bytes placed of each student in this upload
     with class_uploads(submissions.resolve()) as uploads:
         for upload in uploads:
             if only is not None and not only(upload.student, upload.unit):
@@ -443,9 +458,9 @@ def take_class(
             if upload.unit not in known and SAFE_NAME.fullmatch(upload.unit):
                 continue  # reported as an unknown unit
             try:
-                intake.notes = place(
-                    upload, course.submitted, in_place, times.get((upload.student, upload.unit)), limits
-                )
+                when, earlier = times.get((upload.student, upload.unit)), held.get(upload.student, 0)
+                intake.notes = place(upload, course.submitted, in_place, when, limits, earlier)
+                held[upload.student] = earlier + folder_bytes(course.submitted / upload.student / upload.unit)
             except Refused as error:
                 intake.refused = str(error)
             except Exception as error:  # unreadable, vanished, a full disk: this submission only
