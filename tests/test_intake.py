@@ -7,6 +7,7 @@ import csv
 import datetime as dt
 import json
 import os
+import random
 import shutil
 import stat
 import zipfile
@@ -16,7 +17,7 @@ import pytest
 from pipeline_fixture import FIXTURE, FIXTURE_COURSE, UNIT
 
 from course import release
-from course.grading import grade, semester, submissions
+from course.grading import grade, intake, semester, submissions
 from course.layout import Course
 
 SECRET = "TOP-SECRET-7f3a9c"
@@ -182,18 +183,23 @@ def test_members_outside_any_submission_are_never_unpacked(tmp_path):
 
 def big_notebook(size: int) -> str:
     nb = json.loads(notebook_text())
-    nb["cells"].append({"cell_type": "markdown", "metadata": {}, "source": "x" * size})
+    nb["cells"].append({"cell_type": "markdown", "metadata": {}, "source": noise(size // 2).hex()})
     return json.dumps(nb)
 
 
-# The default limits (course/grading/intake.py): 16 MiB per notebook, 64 MiB per file, 128 MiB and 1000 entries per
+def noise(size: int) -> bytes:
+    """Bytes no zip packs (a zip member of them inflates no more than it is packed)."""
+    return random.Random(size).randbytes(size)
+
+
+# The default limits (course/grading/intake.py): 16 MiB per notebook and per file, 32 MiB and 1000 entries per
 # submission.
 @pytest.mark.parametrize(
     "members, words",
     [
         ({"alice/01_softmax/softmax.ipynb": big_notebook(17 * MiB)}, ["softmax.ipynb", "16 MiB"]),
-        ({"alice/01_softmax/data.bin": b"\0" * (65 * MiB)}, ["data.bin", "64 MiB"]),
-        ({f"alice/01_softmax/part{i}.bin": b"\0" * (50 * MiB) for i in range(3)}, ["128 MiB"]),
+        ({"alice/01_softmax/data.bin": noise(17 * MiB)}, ["data.bin", "16 MiB"]),
+        ({f"alice/01_softmax/part{i}.bin": noise(12 * MiB) for i in range(3)}, ["32 MiB"]),
         ({f"alice/01_softmax/many/f{i}.txt": "x" for i in range(1001)}, ["1000"]),
     ],
     ids=["notebook", "file", "quota", "entries"],
@@ -211,8 +217,56 @@ def test_a_folder_over_its_quota_is_refused_too(tmp_path):
     upload = tmp_path / "class"
     hand_in(upload, "bob")
     with (hand_in(upload, "alice") / "big.bin").open("wb") as f:
-        f.truncate(65 * MiB)  # sparse: costs no disk here
-    assert_only_alice_refused(course, grade.copy_class(course, upload), "big.bin", "64 MiB")
+        f.truncate(17 * MiB)  # sparse: costs no disk here
+    assert_only_alice_refused(course, grade.copy_class(course, upload), "big.bin", "16 MiB")
+
+
+def test_one_students_submissions_of_one_upload_are_bounded_together(tmp_path, monkeypatch):
+    """A semester's zip: alice's second unit would take her past what one student may hold in one upload (here
+    lowered to 2 MiB); it alone is refused, naming the limit; her first unit and bob's are placed."""
+    course = fixture_course(tmp_path / "course")
+    shutil.copytree(course.source / UNIT, course.source / "02_again")
+    monkeypatch.setattr(intake, "LIMITS", intake.Limits(student_bytes=2 * MiB, disk_reserve=0))
+    members = {
+        f"{who}/{unit}/softmax.ipynb": notebook_text()
+        for who in ("alice", "bob")
+        for unit in (UNIT, "02_again")
+    }
+    members |= {f"alice/{unit}/data.bin": noise(MiB) for unit in (UNIT, "02_again")}
+    del members[f"bob/{UNIT}/softmax.ipynb"]  # zipped() hands it in
+    found = report(grade.copy_class(course, zipped(tmp_path / "class.zip", members)))
+    assert [pair for pair, i in found.items() if i.refused] == [("alice", "02_again")]
+    assert "2 MiB" in found["alice", "02_again"].refused and " / " in found["alice", "02_again"].refused
+    assert sorted(p.relative_to(course.submitted).as_posix() for p in course.submitted.glob("*/*")) == [
+        f"alice/{UNIT}",
+        f"bob/{UNIT}",
+        "bob/02_again",
+    ]
+
+
+def test_a_zip_bomb_is_refused_for_that_student_alone_before_much_is_written(tmp_path, monkeypatch):
+    """A 120 KiB upload that unpacks to 120 MiB (two members of zeros, each within the old 64 MiB per file and
+    together within the old 128 MiB per submission: placed whole before) is refused from the bytes it inflates to,
+    once a few MiB are written; bob is placed."""
+    course = fixture_course(tmp_path / "course")
+    bomb = {f"alice/01_softmax/part{i}.bin": bytes(60 * MiB) for i in range(2)}
+    bomb["alice/01_softmax/softmax.ipynb"] = notebook_text()
+    upload = zipped(tmp_path / "class.zip", bomb)
+    assert upload.stat().st_size < 200_000
+    written = []
+
+    def copy_capped(contents, target, cap):
+        try:
+            return copy(contents, target, cap)
+        finally:
+            written.append(target.stat().st_size)
+
+    copy = intake.copy_capped
+    monkeypatch.setattr(intake, "copy_capped", copy_capped)
+    monkeypatch.setattr(intake, "LIMITS", intake.Limits(file_bytes=64 * MiB, submission_bytes=128 * MiB))
+    assert_only_alice_refused(course, grade.copy_class(course, upload), "part0.bin", "100", "zip")
+    assert max(written) < 8 * MiB, written
+    assert sum(p.stat().st_size for p in course.root.rglob("*") if p.is_file()) < MiB
 
 
 @pytest.mark.parametrize(
@@ -325,7 +379,8 @@ def test_one_failing_pair_and_an_unreadable_time_stop_nobody(tmp_path, monkeypat
 
 def test_a_class_with_one_hostile_upload_is_graded_and_the_host_file_stays_out(tmp_path):
     """One real grading run (the fixture course, two notebooks of pure Python): alice's upload links to a host
-    file and is refused with the reason; bob is graded in full; carol's own timestamp.txt is ignored and
+    file and is refused with the reason; bob is graded in full, the file he handed in beside his notebooks kept
+    once (in submitted/, never copied into autograded/ or feedback/); carol's own timestamp.txt is ignored and
     flagged. The secret appears nowhere in the course (submitted/, autograded/, feedback/), and nothing the run
     made is world-writable."""
     course = fixture_course(tmp_path / "course")
@@ -337,6 +392,7 @@ def test_a_class_with_one_hostile_upload_is_graded_and_the_host_file_stays_out(t
             tmp_path / "release" / UNIT, course.source / UNIT, upload / student / UNIT, {}
         )
     (upload / "alice" / UNIT / "notes.txt").symlink_to(secret)
+    (upload / "bob" / UNIT / "data.bin").write_bytes(bytes(MiB))
     (upload / "carol" / UNIT / "timestamp.txt").write_text("2020-01-01 00:00:00.000000 UTC")
     with open_umask():
         rows = {row.student: row for row in grade.grade(course, upload, timeout=300)}
@@ -346,6 +402,9 @@ def test_a_class_with_one_hostile_upload_is_graded_and_the_host_file_stays_out(t
     assert rows["alice"].status == "not graded" and rows["alice"].score == 0
     assert not leaked(course.root)
     assert (course.feedback / "bob" / UNIT / "softmax.html").is_file()
+    assert [p.relative_to(course.root) for p in course.root.rglob("data.bin")] == [
+        Path("submitted/bob", UNIT, "data.bin")
+    ]
     with (course.root / "grades.csv").open(newline="", encoding="utf-8") as f:
         table = {r["student_id"]: r for r in csv.DictReader(f)}
     assert "symbolic link" in table["alice"]["flag_reasons"] and "notes.txt" in table["alice"]["flag_reasons"]

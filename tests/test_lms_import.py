@@ -102,9 +102,52 @@ def test_moodle_download_by_name_in_folders_or_flat(course, tmp_path, capsys):
     assert results["Alice Li"].student == "alice" and results["Alice Li"].result == "placed"
     assert (into / "alice" / UNIT / "logsumexp.ipynb").is_file()
     assert (into / "bob" / UNIT / "softmax.ipynb").is_file()
-    assert "unknown student" in results["Chen Jing"].result  # two roster lines have the name: not guessed
+    chen = results["Chen Jing"].result  # two roster lines have the name: not guessed, both named
+    assert "refused" in chen and "carol" in chen and "chen2" in chen and " / " in chen
     assert not (into / "carol").exists() and not (into / "chen2").exists()
     assert stray == ["Bob Wang_3302_assignsubmission_onlinetext_/onlinetext.html"]
+
+
+def test_moodle_names_are_compared_as_people_read_them(course, tmp_path):
+    """A name is found as people read it (NFKC, case, spaces, zero-width characters: `lms_import.as_read`). One
+    that reads as a roster name but is written otherwise (a no-break space, the Kelvin sign, full-width letters,
+    a zero-width space: how a classmate poses as Bob or Kim) is refused naming the student it reads as; one that
+    reads as two roster names is refused naming both. Before, the first two were placed as Bob and Kim, the next two
+    were unknown, and the last named nobody."""
+    roster = course.root / "roster.csv"
+    roster.write_text(ROSTER + "kim,Kim Li,105\nann,Ann Lee,106\nann2,ＡＮＮ LEE,107\n", encoding="utf-8")
+    names = {
+        "3301": "Bob\u00a0Wang",
+        "3302": "\u212aim Li",
+        "3303": "Ａlice Li",
+        "3304": "Alice\u200b Li",
+        "3305": "Ann Lee",
+        "3306": "alice  li",  # written as the roster has it, but for case and spaces: Alice
+    }
+    download = make_zip(
+        tmp_path / "moodle.zip",
+        {
+            f"{name}_{user}_assignsubmission_file_/softmax.ipynb": notebook(user)
+            for user, name in names.items()
+        },
+    )
+    into = tmp_path / "uploads"
+    people = {p.user: p for p in lms_import.import_zip(course, download, UNIT, into, roster)[0]}
+    for user, student, odd in [
+        ("3301", "bob", "U+00A0 NO-BREAK SPACE"),
+        ("3302", "kim", "U+212A KELVIN SIGN"),
+        ("3303", "alice", "U+FF21 FULLWIDTH LATIN CAPITAL LETTER A"),
+        ("3304", "alice", "U+200B ZERO WIDTH SPACE"),
+    ]:
+        result = people[user].result
+        assert "refused" in result and f"{student} (" in result and odd in result and " / " in result, result
+    assert "ann (Ann Lee)" in people["3305"].result and "ann2 (ＡＮＮ LEE)" in people["3305"].result
+    assert people["3306"].result == "placed" and people["3306"].student == "alice"
+    assert sorted(p.name for p in into.iterdir() if p.is_dir()) == ["alice"]
+    assert json.loads((into / "alice" / UNIT / "softmax.ipynb").read_text())["metadata"]["marker"] == "3306"
+    roster.write_text(ROSTER + "kim,\u212aim Li,105\n", encoding="utf-8")  # the roster as the LMS writes it
+    people = {p.user: p for p in lms_import.import_zip(course, download, UNIT, into, roster)[0]}
+    assert people["3302"].result == "placed" and people["3302"].student == "kim"
 
 
 def test_the_layout_is_detected_or_named(course, tmp_path):

@@ -41,6 +41,7 @@ from course.grading.runner import run_job
 from course.judge import cgroup
 from course.judge import sandbox as judge_sandbox
 from course.layout import COURSE, Course
+from course.neutral import cell, visible
 from utils.messages import bilingual
 
 STATUS_ZH = {
@@ -399,7 +400,7 @@ def grade_pairs(
         own = folder / "grading.log"
         text = own.read_text(encoding="utf-8", errors="replace") if own.is_file() else ""
         with log_lock, log.open("a", encoding="utf-8") as out:
-            out.write(f"######## {student}/{unit}\n{text}")
+            out.write(log_section(f"{student}/{unit}", text))
         return row
 
     with (
@@ -417,6 +418,12 @@ def grade_pairs(
             where.stop()  # a cluster's tasks did not get it
             raise
     return [future.result() for future in futures]
+
+
+def log_section(pair: str, text: str) -> str:
+    """A pair's job log as the class's grading.log takes it: a header, then each line naming the pair, shown
+    inert: what the job wrote (the student's kernel's stderr among it) cannot pose as another pair's line."""
+    return f"######## {pair}\n" + "".join(f"{pair} | {visible(line)}\n" for line in text.splitlines())
 
 
 def merge_gradebooks(
@@ -478,7 +485,7 @@ def write_csv(
     added = list(extra(rows[0])) if extra and rows else []
     kept = []
     if keep_others and path.is_file():
-        ours = {(row.student, row.unit) for row in rows}
+        ours = {(cell(row.student), cell(row.unit)) for row in rows}
         with path.open(newline="", encoding="utf-8") as f:
             kept = [r for r in csv.DictReader(f) if (r["student_id"], r["unit"]) not in ours]
     with path.open("w", newline="", encoding="utf-8") as f:
@@ -491,15 +498,15 @@ def write_csv(
             sandbox = "+".join(sorted(row.sandboxes))
             writer.writerow(
                 [
-                    row.student,
-                    row.unit,
+                    cell(row.student),
+                    cell(row.unit),
                     f"{row.score:g}",
                     f"{row.max_score:g}",
-                    row.status,
+                    cell(row.status),
                     flagged,
-                    " | ".join(row.flags),
+                    cell(" | ".join(row.flags)),
                     sandbox,
-                    row.node,
+                    cell(row.node),
                     *(extra(row).values() if extra else []),
                 ]
             )
@@ -547,7 +554,8 @@ def first_reason(row: Row, width: int = 100) -> str:
     if not row.flags:
         return ""
     more = f" (+{len(row.flags) - 1})" if len(row.flags) > 1 else ""
-    text = row.flags[0] if len(row.flags[0]) <= width else row.flags[0][: width - 1] + "…"
+    first = visible(row.flags[0])  # on the console: it may quote what the student wrote
+    text = first if len(first) <= width else first[: width - 1] + "…"
     return text + more
 
 

@@ -27,6 +27,7 @@ from typing import BinaryIO, TypeVar
 import nbformat
 
 from course.layout import Course
+from course.neutral import visible
 from utils.messages import bilingual
 
 MiB = 2**20
@@ -38,14 +39,27 @@ T = TypeVar("T")
 
 @dataclass(frozen=True)
 class Limits:
-    """What one submission may hold."""
+    """What one submission (a student's unit) may hold. The course's notebooks are 50-80 KiB as released and a few
+    MiB once run with their plots: 16 MiB leaves room for heavy outputs. A unit needs nothing but its notebooks, so
+    any other file gets no more than a notebook, the whole submission two notebooks' worth, and all of one student's
+    units in one upload (a semester's zip) four: a class of 300 then stays under 20 GiB however its students fill
+    their upload (`disk_reserve` stops it sooner)."""
 
     notebook_bytes: int = 16 * MiB
-    file_bytes: int = 64 * MiB
-    submission_bytes: int = 128 * MiB
+    file_bytes: int = 16 * MiB
+    submission_bytes: int = 32 * MiB
+    student_bytes: int = 64 * MiB  # one student's submissions of one upload together
     entries: int = 1000  # files and folders
     depth: int = 16  # folders below the unit folder
     disk_reserve: int = 1024 * MiB  # free disk a submission may never eat into
+
+
+# A zip member may inflate to INFLATION times its compressed size past its first INFLATION_FREE bytes. Deflate
+# packs the released notebooks 2-3 times, a notebook of printed logs 5-20 times; a zip bomb packs a thousand times
+# (deflate's most) or far more (bzip2, lzma): 100 refuses it after a few MiB written, from the bytes it inflates to,
+# whatever its header claims, and a 40 KiB member unpacks to 5 MiB at most.
+INFLATION = 100
+INFLATION_FREE = MiB
 
 
 LIMITS = Limits()
@@ -78,17 +92,9 @@ class Upload:
     files: Callable[[], Files]
 
 
-def shown(name: str) -> str:
-    """A name as it can be printed and written to a CSV: escaped when it holds anything unprintable."""
-    try:
-        name.encode("utf-8")
-    except UnicodeEncodeError:
-        return ascii(name)[1:-1]
-    return name if name.isprintable() else ascii(name)[1:-1]
-
-
 def refuse(path: str, zh: str, en: str) -> Refused:
-    return Refused(bilingual(f"拒收 {shown(path)}：{zh}", f"refused {shown(path)}: {en}"))
+    """Why `path` is refused, shown inert: the path, and any part of the reason quoting the upload's bytes."""
+    return Refused(visible(bilingual(f"拒收 {path}：{zh}", f"refused {path}: {en}")))
 
 
 def check_folder_name(name: str, what: tuple[str, str]) -> None:
@@ -106,7 +112,7 @@ def check_parts(relative: str, path: str, limits: Limits) -> list[str]:
     for part in parts:
         if part in ("", ".", "..") or "\\" in part or "\0" in part:
             raise refuse(path, "路径含空、. 或 .. 部分", "the path has an empty, . or .. part")
-        if shown(part) != part or len(part.encode("utf-8")) > 255:
+        if visible(part) != part or len(part.encode("utf-8")) > 255:
             raise refuse(
                 path, "文件名含不可打印字符或过长", "the name holds unprintable characters or is too long"
             )
@@ -204,7 +210,25 @@ def member_files(archive: zipfile.ZipFile, members: list[tuple[str, zipfile.ZipI
             yield relative.rstrip("/"), None
             continue
         with archive.open(info) as contents:
-            yield relative, contents
+            yield relative, Inflating(contents, info.compress_size, f"{path}/{relative}")
+
+
+class Inflating:
+    """A zip member read until it inflates past INFLATION times its compressed size (`packed`): then refused."""
+
+    def __init__(self, contents: BinaryIO, packed: int, path: str):
+        self.contents, self.left, self.path = contents, INFLATION_FREE + INFLATION * packed, path
+
+    def read(self, size: int) -> bytes:
+        chunk = self.contents.read(size)
+        self.left -= len(chunk)
+        if self.left < 0:
+            raise refuse(
+                self.path,
+                f"解压后超过压缩大小的 {INFLATION} 倍（zip 炸弹？）",
+                f"inflates to over {INFLATION} times its compressed size (a zip bomb?)",
+            )
+        return chunk
 
 
 # ---- finding the submissions ----------------------------------------------------------------------------
@@ -281,8 +305,12 @@ def copy_capped(contents: BinaryIO, target: Path, cap: int) -> int:
     return written
 
 
-def write_files(files: Files, folder: Path, path: str, limits: Limits, keep_timestamp: bool) -> list[str]:
-    """Write a submission's `files` into the new `folder`, within `limits`; the notes on what was left out."""
+def write_files(
+    files: Files, folder: Path, path: str, limits: Limits, keep_timestamp: bool, held: int = 0
+) -> list[str]:
+    """Write a submission's `files` into the new `folder`, within `limits` (its student's other submissions of the
+    upload holding `held` bytes); the notes on what was left out."""
+    budget = min(limits.submission_bytes, limits.student_bytes - held)
     folder.mkdir(mode=0o755)
     notes, entries, total = [], 0, 0
     for relative, contents in files:
@@ -306,7 +334,7 @@ def write_files(files: Files, folder: Path, path: str, limits: Limits, keep_time
             else (limits.file_bytes, ("文件", "file"))
         )
         try:
-            size = copy_capped(contents, folder.joinpath(*parts), min(cap, limits.submission_bytes - total))
+            size = copy_capped(contents, folder.joinpath(*parts), min(cap, budget - total))
         except FileExistsError:
             raise refuse(shown_path, "重复的名字", "the same name twice") from None
         if size > cap:
@@ -316,11 +344,14 @@ def write_files(files: Files, folder: Path, path: str, limits: Limits, keep_time
                 f"over the {cap // MiB} MiB limit of one {what[1]}",
             )
         total += size
-        if total > limits.submission_bytes:
+        if total > budget:
+            most, together = limits.submission_bytes // MiB, limits.student_bytes // MiB
             raise refuse(
                 path,
-                f"超过一份提交的上限 {limits.submission_bytes // MiB} MiB",
-                f"over the {limits.submission_bytes // MiB} MiB limit of one submission",
+                f"超过这份提交可占的 {budget // MiB} MiB（每份提交至多 {most} MiB，一名学生在一次上传中的所有提交合计至多 "
+                f"{together} MiB）",
+                f"over the {budget // MiB} MiB this submission may hold (a submission {most} MiB at most, one student's "
+                f"submissions of one upload {together} MiB together)",
             )
     for notebook in sorted(folder.glob("*.ipynb")):
         check_notebook(notebook, f"{path}/{notebook.name}")
@@ -329,8 +360,8 @@ def write_files(files: Files, folder: Path, path: str, limits: Limits, keep_time
 
 def timestamp_note(path: str) -> str:
     return bilingual(
-        f"忽略 {shown(path)}：提交时间以教师的记录为准（--timestamps 或 nbgrader collect）",
-        f"ignored {shown(path)}: the submission time is the instructor's record (--timestamps or nbgrader collect)",
+        f"忽略 {visible(path)}：提交时间以教师的记录为准（--timestamps 或 nbgrader collect）",
+        f"ignored {visible(path)}: the submission time is the instructor's record (--timestamps or nbgrader collect)",
     )
 
 
@@ -376,8 +407,9 @@ def replace(target: Path, fill: Callable[[Path], T]) -> T:
     return result
 
 
-def place(upload: Upload, submitted: Path, in_place: bool, when, limits: Limits) -> list[str]:
-    """Write one submission into `submitted/<student>/<unit>/`; the notes, or Refused."""
+def place(upload: Upload, submitted: Path, in_place: bool, when, limits: Limits, held: int = 0) -> list[str]:
+    """Write one submission into `submitted/<student>/<unit>/` (the student's other submissions of the upload
+    holding `held` bytes); the notes, or Refused."""
     path = f"{upload.student}/{upload.unit}"
     check_folder_name(upload.student, ("学生", "student"))
     check_folder_name(upload.unit, ("单元", "unit"))
@@ -386,7 +418,7 @@ def place(upload: Upload, submitted: Path, in_place: bool, when, limits: Limits)
 
     def fill(folder: Path) -> list[str]:
         with contextlib.closing(upload.files()) as files:
-            notes = write_files(files, folder, path, limits, keep_timestamp=in_place)
+            notes = write_files(files, folder, path, limits, in_place, held)
         if when is not None:
             (folder / TIMESTAMP).write_text(when.isoformat(), encoding="utf-8")
         return notes
@@ -397,6 +429,10 @@ def place(upload: Upload, submitted: Path, in_place: bool, when, limits: Limits)
         with contextlib.suppress(OSError):
             (submitted / upload.student).rmdir()  # made for this submission alone
         raise
+
+
+def folder_bytes(folder: Path) -> int:
+    return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file() and not p.is_symlink())
 
 
 def take_class(
@@ -412,24 +448,27 @@ def take_class(
     limits, times = limits or LIMITS, times or {}
     in_place = submissions.resolve() == course.submitted.resolve()
     known, intakes = set(course.units()), []
+    held: dict[str, int] = {}  # bytes placed of each student in this upload
     with class_uploads(submissions.resolve()) as uploads:
         for upload in uploads:
             if only is not None and not only(upload.student, upload.unit):
                 continue
-            intake = Intake(shown(upload.student), shown(upload.unit))
+            intake = Intake(visible(upload.student), visible(upload.unit))
             intakes.append(intake)
             if upload.unit not in known and SAFE_NAME.fullmatch(upload.unit):
                 continue  # reported as an unknown unit
             try:
-                intake.notes = place(
-                    upload, course.submitted, in_place, times.get((upload.student, upload.unit)), limits
-                )
+                when, earlier = times.get((upload.student, upload.unit)), held.get(upload.student, 0)
+                intake.notes = place(upload, course.submitted, in_place, when, limits, earlier)
+                held[upload.student] = earlier + folder_bytes(course.submitted / upload.student / upload.unit)
             except Refused as error:
                 intake.refused = str(error)
             except Exception as error:  # unreadable, vanished, a full disk: this submission only
-                intake.refused = bilingual(
-                    f"无法读取或复制 {intake.student}/{intake.unit}：{error}",
-                    f"could not read or copy {intake.student}/{intake.unit}: {type(error).__name__}: {error}",
+                intake.refused = visible(
+                    bilingual(
+                        f"无法读取或复制 {intake.student}/{intake.unit}：{error}",
+                        f"could not read or copy {intake.student}/{intake.unit}: {type(error).__name__}: {error}",
+                    )
                 )
             for line in [intake.refused, *intake.notes]:
                 if line:

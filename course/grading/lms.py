@@ -17,7 +17,7 @@ import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
-from course import notebooks
+from course import neutral, notebooks
 from course.grading import gradebook_db, lms_columns, semester
 from course.layout import Course
 from utils.messages import bilingual
@@ -247,7 +247,8 @@ def write_canvas(
 ) -> None:
     """Canvas's gradebook import: Student, ID, SIS Login ID, Section, one column per unit (named by `names`, see
     course/grading/lms_columns.py); a "Points Possible" row first. Canvas matches students by SIS Login ID (or ID)
-    and assignments by column name."""
+    and assignments by column name. The roster's fields are the LMS's (a name the student may edit): CSV cells
+    without a formula (`course.neutral.cell`)."""
     names = names or {}
     with path.open("w", newline="", encoding="utf-8") as f:
         writer = csv.writer(f)
@@ -258,15 +259,8 @@ def write_canvas(
             ["    Points Possible", "", "", "", *(number(found.possible(u)) for u in found.units())]
         )
         for student, person in roster.items():
-            writer.writerow(
-                [
-                    person.get("name", ""),
-                    person.get("canvas_id", ""),
-                    person.get("sis_login_id", ""),
-                    person.get("section", ""),
-                    *unit_scores(found, student, missing_as_zero),
-                ]
-            )
+            who = [person.get(key, "") for key in ("name", "canvas_id", "sis_login_id", "section")]
+            writer.writerow([*map(neutral.cell, who), *unit_scores(found, student, missing_as_zero)])
 
 
 def write_moodle(
@@ -288,7 +282,9 @@ def write_moodle(
         writer = csv.writer(f)
         writer.writerow([key, *(names.get(u, u) for u in found.units())])
         for student, person in roster.items():
-            writer.writerow([person.get(key, ""), *unit_scores(found, student, missing_as_zero)])
+            writer.writerow(
+                [neutral.cell(person.get(key, "")), *unit_scores(found, student, missing_as_zero)]
+            )
 
 
 def export(

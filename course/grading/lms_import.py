@@ -5,7 +5,9 @@ Canvas's "Download Submissions" names each file `<lastfirst>_<user id>_<submissi
 for a late one); Moodle's "Download all submissions" names a folder `<Full Name>_<participant id>_assignsubmission_
 file_/` per student (or, unfolded, prefixes each file with it). The roster (`roster.csv`, see course/grading/lms.py)
 says who is who: Canvas's user id is its `canvas_id`; Moodle's participant id changes with every assignment, so a
-Moodle student is found by the roster's `name` (one student per name). A file whose LMS added a `-1` to its name, or
+Moodle student is found by the roster's `name` as people read it (NFKC, case, spaces, zero-width characters):
+a name read as two roster names, or read as one but written otherwise (a no-break space, the Kelvin sign: how a
+classmate poses as another), is refused naming them. A file whose LMS added a `-1` to its name, or
 the one notebook of a one-notebook unit under another name, takes the unit's notebook name.
 
 The zip is read member by member through intake (course/grading/intake.py): its limits, refusals and atomic
@@ -19,12 +21,14 @@ from __future__ import annotations
 
 import csv
 import re
+import unicodedata
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from course.grading import intake, lms
 from course.layout import Course
+from course.neutral import cell, visible
 from utils.messages import bilingual
 
 CANVAS = re.compile(r"(?P<name>[^_/]+?)(?P<late>_late)?_(?P<user>\d+)_\d+_(?P<file>[^/]+)")
@@ -32,8 +36,6 @@ MOODLE = re.compile(r"(?P<name>[^/]+?)_(?P<user>\d+)_assignsubmission_(?P<plugin
 # Moodle's mark between a name and a file; twice in a member's first part, a student's name (which Moodle may let
 # them edit) or file name holds it, and the member might parse as another participant's: it is left out.
 MOODLE_MARK = re.compile(r"_\d+_assignsubmission_")
-# A spreadsheet runs a cell starting with one of these as a formula; the report's names are the students' own.
-FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 LAYOUTS = ("canvas", "moodle")
 REPORT_COLUMNS = ["lms_user", "lms_name", "student_id", "unit", "files", "late", "result"]
 
@@ -75,7 +77,7 @@ def submitters(archive: zipfile.ZipFile, layout: str) -> tuple[list[Submitter], 
         match = pattern.fullmatch(info.filename)
         posing = layout == "moodle" and len(MOODLE_MARK.findall(info.filename.split("/")[0])) > 1
         if match is None or posing or match.groupdict().get("plugin", "file") != "file":
-            stray.append(intake.shown(info.filename))
+            stray.append(visible(info.filename))
             continue
         person = found.setdefault(match["user"], Submitter(match["user"], match["name"]))
         person.late = person.late or bool(match.groupdict().get("late"))
@@ -83,30 +85,72 @@ def submitters(archive: zipfile.ZipFile, layout: str) -> tuple[list[Submitter], 
     return list(found.values()), stray
 
 
-def canonical(name: str) -> str:
-    return " ".join(name.replace("_", " ").split()).casefold()
+def as_read(name: str) -> str:
+    """A name as people read it, to find it in the roster: compatibility forms as the letters they show (NFKC: a
+    no-break space a space, the Kelvin sign K, full-width letters plain ones), invisible characters (zero-width,
+    bidi marks, controls) dropped, case folded, Moodle's `_` and every run of spaces one space."""
+    shown = unicodedata.normalize("NFKC", name.replace("_", " "))
+    return " ".join("".join(c for c in shown if not invisible(c)).split()).casefold()
+
+
+def invisible(char: str) -> bool:
+    return unicodedata.category(char) in ("Cf", "Cc")
+
+
+def disguise(name: str) -> str:
+    """The characters of `name` written otherwise than they read, named ("U+212A KELVIN SIGN"): compatibility
+    forms and invisible ones. A name typed on a keyboard has none; one made to pose as a classmate's does."""
+    odd = [c for c in dict.fromkeys(name) if invisible(c) or unicodedata.normalize("NFKC", c) != c]
+    return ", ".join(f"U+{ord(c):04X} {unicodedata.name(c, '')}".rstrip() for c in odd)
 
 
 def identify(people: list[Submitter], roster: dict[str, dict[str, str]], layout: str) -> None:
-    """Fill in each submitter's course id from the roster (Canvas: canvas_id; Moodle: the name), or say why not."""
+    """Fill in each submitter's course id from the roster (Canvas: canvas_id; Moodle: the name as read,
+    `as_read`), or say why not: a Moodle name read as two roster names, or read as one but written otherwise, is
+    refused naming them (`moodle_match`)."""
     if layout == "canvas":
-        by_key = {row.get("canvas_id", "").strip(): student for student, row in roster.items()}
-        what = ("名单中没有这个 canvas_id", "no roster line has this canvas_id")
+        by_id = {row.get("canvas_id", "").strip(): student for student, row in roster.items()}
+        for person in people:
+            person.student = by_id.get(person.user, "") if person.user else ""
+            if not person.student:
+                person.result = bilingual(
+                    "未知学生：名单中没有这个 canvas_id", "unknown student: no roster line has this canvas_id"
+                )
     else:
-        by_key, twice = {}, set()
+        by_name: dict[str, list[str]] = {}
         for student, row in roster.items():
-            key = canonical(row.get("name", ""))
-            twice |= {key} if key in by_key else set()
-            by_key[key] = student
-        for key in twice:
-            by_key[key] = ""  # two students of one name: neither is guessed
-        what = ("名单中没有这个名字，或有两名同名学生", "no roster line has this name, or two have it")
-    for person in people:
-        key = person.user if layout == "canvas" else canonical(person.name)
-        person.student = by_key.get(key, "") if key else ""
-        if not person.student:
-            person.result = bilingual(f"未知学生：{what[0]}", f"unknown student: {what[1]}")
+            by_name.setdefault(as_read(row.get("name", "")), []).append(student)
+        for person in people:
+            person.student, person.result = moodle_match(
+                person.name, by_name.get(as_read(person.name), []), roster
+            )
     refuse_shared(people)
+
+
+def moodle_match(name: str, candidates: list[str], roster: dict[str, dict[str, str]]) -> tuple[str, str]:
+    """(the student, "") a Moodle name is, or ("", why not): the roster names it reads as, when not exactly one,
+    or the one it reads as but is written otherwise (the roster may give the name as the LMS writes it)."""
+    named = ", ".join(f"{student} ({written(roster[student])})" for student in candidates)
+    if not candidates:
+        return "", bilingual("未知学生：名单中没有这个名字", "unknown student: no roster line has this name")
+    if len(candidates) > 1:
+        why = (
+            f"名单中有 {len(candidates)} 名学生读作这个名字：{named}",
+            f"it reads as {len(candidates)} students of the roster: {named}",
+        )
+    elif (odd := disguise(name)) and name.replace("_", " ").strip() != written(roster[candidates[0]]):
+        why = (
+            f"它读作名单中的 {named}，但写法不同（{odd}）：若确是此人，请在 roster.csv 中按 LMS 的写法写名字",
+            f"it reads as {named} of the roster but is written otherwise ({odd}): if it is them, write the name in "
+            "roster.csv as the LMS writes it",
+        )
+    else:
+        return candidates[0], ""
+    return "", visible(bilingual(f"拒收，一份也不猜：{why[0]}", f"refused, none is guessed: {why[1]}"))
+
+
+def written(row: dict[str, str]) -> str:
+    return (row.get("name") or "").strip()
 
 
 def refuse_shared(people: list[Submitter]) -> None:
@@ -145,21 +189,16 @@ def upload(archive: zipfile.ZipFile, person: Submitter, unit: str, notebooks: li
     return intake.Upload(person.student, unit, lambda: intake.member_files(archive, members, path))
 
 
-def inert(cell: str) -> str:
-    """A report cell a spreadsheet shows as text: one starting like a formula gets a leading '."""
-    return f"'{cell}" if cell.startswith(FORMULA_START) else cell
-
-
 def write_report(path: Path, people: list[Submitter], stray: list[str], unit: str) -> None:
     with path.open("w", newline="", encoding="utf-8") as f:
         writer = csv.writer(f)
         writer.writerow(REPORT_COLUMNS)
         for p in people:
-            files = " | ".join(intake.shown(name) for name, _ in p.members)
-            row = [p.user, intake.shown(p.name), p.student, unit, files, "yes" if p.late else "", p.result]
-            writer.writerow(map(inert, row))
+            files = " | ".join(name for name, _ in p.members)
+            row = [p.user, p.name, p.student, unit, files, "yes" if p.late else "", p.result]
+            writer.writerow(map(cell, row))
         for name in stray:
-            writer.writerow(map(inert, ["", "", "", unit, name, "", "left out: not in the LMS's layout"]))
+            writer.writerow(map(cell, ["", "", "", unit, name, "", "left out: not in the LMS's layout"]))
 
 
 def import_zip(
@@ -216,7 +255,7 @@ def main(
     problems = [p for p in people if not p.result.startswith("placed")]
     print(bilingual(f"已放入 {target}：{len(placed)} 名学生", f"placed in {target}: {len(placed)} students"))
     for person in problems:
-        print(f"{intake.shown(person.name)} ({person.user}): {person.result}")
+        print(visible(f"{person.name} ({person.user}): {person.result}"))
     for name in stray:
         print(bilingual(f"略过（不是 LMS 的格式）：{name}", f"left out (not in the LMS's layout): {name}"))
     if late := [p.student or p.name for p in people if p.late]:

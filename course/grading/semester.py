@@ -52,6 +52,7 @@ from pathlib import Path
 from course import ROOT
 from course.grading.atomic import replace_csv
 from course.layout import Course
+from course.neutral import cell
 from utils.messages import bilingual
 
 SEMESTER_FILE = "semester.toml"
@@ -608,10 +609,10 @@ def record_regrade(
                 dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
                 student,
                 unit,
-                reason,
+                cell(reason),  # the student's words, as the instructor typed them in
                 before,
                 after,
-                outcome,
+                cell(outcome),
             ],
             strict=True,
         )

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from course.layout import Course
+from course.neutral import cell
 from utils.messages import bilingual
 
 CHECKS_FILE = "checks.csv"
@@ -41,7 +42,7 @@ def write_checks(rows: Iterable, path: Path, keep_others: bool = False) -> None:
     """One line per (student, unit, cell, property) of the grading rows (`course.grading.grade.Row`);
     `keep_others` keeps the lines of the pairs not in `rows` from the file as it was."""
     rows = list(rows)
-    ours = {(row.student, row.unit) for row in rows}
+    ours = {(cell(row.student), cell(row.unit)) for row in rows}
     kept = [line for line in read_checks(path) if (line["student_id"], line["unit"]) not in ours]
     partial = path.with_suffix(".partial")
     with partial.open("w", newline="", encoding="utf-8") as f:
@@ -51,9 +52,10 @@ def write_checks(rows: Iterable, path: Path, keep_others: bool = False) -> None:
             writer.writerow([line[column] for column in CHECKS_COLUMNS])
         for row in rows:
             for key, properties in sorted(row.checks.items()):
-                notebook, cell = key.split("/", 1)
+                notebook, grade_id = key.split("/", 1)
                 for prop, passed in properties.items():
-                    writer.writerow([row.student, row.unit, notebook, cell, prop, "yes" if passed else "no"])
+                    fields = [row.student, row.unit, notebook, grade_id, prop]
+                    writer.writerow([*map(cell, fields), "yes" if passed else "no"])
     partial.replace(path)
 
 
@@ -120,9 +122,8 @@ def write_table(found: list[Failures], path: Path) -> Path:
         writer = csv.writer(f)
         writer.writerow(["notebook", "cell", "property", "failed", "graded", "share"])
         for item in found:
-            writer.writerow(
-                [item.notebook, item.cell, item.property, item.failed, item.judged, f"{item.share:.3f}"]
-            )
+            names = map(cell, [item.notebook, item.cell, item.property])
+            writer.writerow([*names, item.failed, item.judged, f"{item.share:.3f}"])
     return path
 
 

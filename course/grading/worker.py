@@ -24,6 +24,7 @@ from course import ROOT
 from course.folder import ENV
 from course.grading import gradebook_db
 from course.grading.atomic import replace_text
+from course.neutral import visible
 
 FAILURE = "There was an error processing assignment: "
 # A kernel can fail to start for reasons of the machine, never of the student's code (two kernels starting at
@@ -43,6 +44,7 @@ def make_api(root: str, judge: dict | None = None, **coursedir: str):
     import nbgrader.api
 
     nbgrader.api.get_alembic_version = alembic_head
+    one_line_records()
     from nbgrader.apps import NbGraderAPI
     from nbgrader.coursedir import CourseDirectory
     from traitlets.config.loader import PyFileConfigLoader
@@ -61,6 +63,20 @@ def make_api(root: str, judge: dict | None = None, **coursedir: str):
     if judge and "sandbox" in judge:
         config.SandboxedKernelManager.sandbox = judge["sandbox"]
     return NbGraderAPI(coursedir=CourseDirectory(config=config), config=config)
+
+
+def one_line_records() -> None:
+    """nbgrader's captured log (each step's, which the job's log holds) one line per record, shown inert: a record
+    quoting what the student wrote (a grade id with a line break: "Cell with id '%s' exists multiple times!")
+    cannot start a forged line."""
+    import nbgrader.utils
+    from tornado.log import LogFormatter
+
+    class OneLine(LogFormatter):
+        def format(self, record):
+            return visible(super().format(record))
+
+    nbgrader.utils.LogFormatter = OneLine
 
 
 def alembic_head() -> str:
@@ -273,6 +289,12 @@ def sync_students(api, students: dict[str, dict[str, str]]) -> None:
             gb.update_or_create_student(student, **fields)
 
 
+# nbgrader copies a submission's other files into autograded/ and from there into feedback/: a student's upload would
+# be kept three times (submitted/ is the record of what was handed in). A unit needs nothing but its notebooks
+# (source/ holds no other file either), so autograding copies no other file.
+ONLY_NOTEBOOKS = "*"  # nbgrader's copies skip what matches CourseDirectory.ignore, and take notebooks apart
+
+
 def autograde(request: dict, result_path: Path) -> None:
     """Grade one unit, notebook by notebook, for one student or (student "*") every submitted student.
 
@@ -288,6 +310,7 @@ def autograde(request: dict, result_path: Path) -> None:
         "report_dir": str(reports),
     }
     api = make_api(str(root), judge, **private, **checkout(request))
+    api.coursedir.ignore = [*api.coursedir.ignore, ONLY_NOTEBOOKS]
     if student != "*":
         reset(api, root, unit, student)
     results: dict[str, dict[str, dict]] = {}

@@ -14,6 +14,7 @@ import ast
 import re
 from dataclasses import dataclass
 
+from course.neutral import visible
 from utils.judged import student_module
 
 FUSED_ATTENTION = (  # words in the names of PyTorch's fused attention (functions, modules, aten operators)
@@ -69,7 +70,7 @@ class Finding:
     text: str
 
     def __str__(self) -> str:
-        return f"{self.kind}: {self.what} (line {self.line}: {self.text.strip()[:120]})"
+        return visible(f"{self.kind}: {self.what} (line {self.line}: {self.text.strip()[:120]})")
 
 
 def solution_sources(nb, grade_ids: list[str]) -> list[tuple[str, str]]:
