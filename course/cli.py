@@ -33,6 +33,12 @@ def build_parser() -> argparse.ArgumentParser:
     check.set_defaults(
         run=lambda args: doctor.main(_course(check=False), Path(args.roster) if args.roster else None)
     )
+    init = sub.add_parser(
+        "init",
+        help="新建课程文件夹（--course-dir 或 $FLASH_COURSE_DIR 指定的文件夹必须已存在）/ make the course folder (one "
+        "named by --course-dir or $FLASH_COURSE_DIR must exist before any other command uses it)",
+    )
+    init.set_defaults(run=run_init)
 
     release = sub.add_parser(
         "release", help="由 source/ 生成 release/ 并检查泄露 / generate release/ from source/"
@@ -362,11 +368,28 @@ def run_regrade(args) -> int:
     return 0
 
 
+def run_init(args) -> int:
+    from course import layout
+    from utils.messages import bilingual
+
+    course = _course(check=False, exists=False)
+    made = layout.init_folder(course)
+    print(
+        bilingual(
+            f"{'已新建' if made else '已存在（未改动）'}课程文件夹：{course.root}。接下来写名单 roster.csv 和截止时间 "
+            "semester.toml（教师指南 8.1）",
+            f"{'made' if made else 'exists already (unchanged)'}: the course folder {course.root}. Next, write the "
+            "roster roster.csv and the due dates semester.toml (instructor guide 8.1)",
+        )
+    )
+    return 0
+
+
 def run_migrate_state(args) -> int:
     from course import layout
     from utils.messages import bilingual
 
-    course = _course(check=False)
+    course = _course(check=False, exists=False)  # the folder the files move into may be new
     moved = layout.migrate_state(course)
     print(
         bilingual(
@@ -445,12 +468,15 @@ def _bundle():
     return bundle
 
 
-def _course(db: str | None = None, check: bool = True):
-    """The course with its course folder (`--course-dir`), refused (`check`) while the checkout still holds a
-    semester's files; with `db`, its gradebook in that database (`--db`)."""
-    from course.layout import open_course, refuse_old_state
+def _course(db: str | None = None, check: bool = True, exists: bool = True):
+    """The course with its course folder (`--course-dir`), refused (`exists`) when it was named but does not exist,
+    and (`check`) while the checkout still holds a semester's files; with `db`, its gradebook in that database
+    (`--db`)."""
+    from course.layout import open_course, refuse_missing_folder, refuse_old_state
 
     course = open_course()
+    if exists:
+        refuse_missing_folder(course)
     if check:
         refuse_old_state(course)
     return dataclasses.replace(course, db=db) if db else course

@@ -411,3 +411,33 @@ def test_an_extension_granted_after_grading_needs_no_regrade(tmp_path, capsys):
     lms.export(course, None, None, None, "idnumber")
     assert (line()["late"], line()["penalty_rate"], line()["final_score"]) == ("", "0", "8")
     assert line()["submitted_at"] == when.isoformat(timespec="seconds")
+
+
+def test_an_extension_for_a_student_not_in_the_roster_is_an_error_naming_the_nearest_id(
+    tmp_path, monkeypatch, capsys
+):
+    """A mistyped id (`[extensions.wangmx]` for wangmq) used to pass `check` and be ignored: the student was
+    exported at 10 instead of 12.5. It is refused by `check`, before grading and before the export."""
+    from course import cli
+
+    course = Course(tmp_path, COURSE.wrong)
+    course.source.symlink_to(COURSE.source)
+    (tmp_path / "roster.csv").write_text("student_id,name\nwangmq,Wang Mingqi\nalice,Alice Li\n")
+    write_semester(tmp_path, '[due]\n"06" = 2026-03-06T23:59:00\n\n[extensions.wangmx]\n"06" = 2\n')
+    message = setting_error(tmp_path / "semester.toml", course)
+    assert "line 4" in message and "wangmx" in message and "wangmq" in message and "roster.csv" in message
+
+    monkeypatch.setenv("FLASH_COURSE_DIR", str(tmp_path))
+    monkeypatch.delenv("FLASH_COURSE_SEMESTER", raising=False)
+    assert cli.main(["check"]) == 1
+    assert "wangmq" in capsys.readouterr().out
+    upload = tmp_path / "class" / "wangmq" / "06_flash_attention_pytorch"
+    upload.mkdir(parents=True)
+    with pytest.raises(semester.SettingError, match="wangmq"):
+        grade.grade(course, tmp_path / "class", sandbox="none")  # the sandbox is not what is tested
+    assert not course.submitted.exists() and not course.gradebook.exists()
+    grade.write_csv([grade.Row("wangmq", "06_flash_attention_pytorch", 20, 10)], tmp_path / "grades.csv")
+    from course.grading import lms
+
+    with pytest.raises(semester.SettingError, match="wangmq"):
+        lms.export(course, None, None, None, "idnumber")

@@ -901,6 +901,8 @@ def main(
     verbose: bool = False,
     ray: str | None = None,
 ) -> int:
+    for warning in semester.missing_files(course):
+        print(warning)
     if preview:
         rows = feedback_only(course, Path(submissions), timeout, jobs, sandbox, selection, ray)
         print_summary(rows, verbose)

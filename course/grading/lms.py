@@ -170,7 +170,7 @@ def write_cells(course: Course, path: Path | None = None) -> Path:
 
 
 ROSTER_COLUMNS = ["student_id", "name", "email", "sis_login_id", "canvas_id", "section", "idnumber"]
-ROSTER_FILE = "roster.csv"
+ROSTER_FILE = semester.ROSTER_FILE
 
 
 def course_roster(course: Course) -> dict[str, dict[str, str]] | None:
