@@ -259,7 +259,8 @@ def build_parser() -> argparse.ArgumentParser:
         "per unit: a table and a plot",
     )
     stats.add_argument("unit", nargs="?", metavar="UNIT", help="单元（默认全部）/ unit (default: all)")
-    stats.set_defaults(run=lambda args: _stats().main(_course(), args.unit))
+    add_db_option(stats)  # the hand grades are in the course gradebook
+    stats.set_defaults(run=lambda args: _stats().main(_course(args.db), args.unit))
 
     migrate = sub.add_parser(
         "migrate-state",

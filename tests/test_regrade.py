@@ -14,18 +14,12 @@ import types
 
 import nbgrader.api
 import pytest
+from gradebook_fixture import COURSE_ID, NB, TESTS, UNIT, WRITTEN, unit01_gradebook
 from nbgrader.api import Gradebook
 
 from course import cli, notebooks, release, wrong
 from course.grading import grade, gradebook_db, lms, submissions, worker
 from course.layout import COURSE, Course
-
-UNIT, NB = "01_memory_bottleneck", "memory_bottleneck"
-COURSE_ID = "flash-attention-first-principles"
-WRITTEN, TESTS = (
-    "written_oom_accounting",
-    ("test_standard_attention", "test_memory_model", "test_max_sequence_length"),
-)
 
 
 def gradebook_url(course: Course) -> str:
@@ -41,24 +35,7 @@ def two_gradebooks(tmp_path, monkeypatch):
     before the hand grading (the instructor graded in formgrader while the run went on), graded again."""
     monkeypatch.setattr(nbgrader.api, "get_alembic_version", worker.alembic_head)
     target = tmp_path / "course.db"
-    source_nb = notebooks.read(COURSE.source / UNIT / f"{NB}.ipynb")
-    with Gradebook(f"sqlite:///{target}", COURSE_ID) as gb:
-        gb.add_assignment(UNIT)
-        gb.add_notebook(NB, UNIT)
-        for cell in source_nb.cells:
-            meta = notebooks.meta(cell)
-            if meta.get("grade"):
-                gb.add_grade_cell(
-                    meta["grade_id"], NB, UNIT, max_score=meta["points"], cell_type=cell.cell_type
-                )
-            if meta.get("solution"):
-                gb.add_solution_cell(meta["grade_id"], NB, UNIT)
-        gb.add_student("alice")
-        gb.add_submission(UNIT, "alice")
-        for name, score in zip(TESTS, (3.0, 4.0, 2.0), strict=True):
-            gb.find_grade(name, NB, UNIT, "alice").auto_score = score
-            gb.find_grade(name, NB, UNIT, "alice").needs_manual_grade = False
-        gb.db.commit()
+    unit01_gradebook(f"sqlite:///{target}", {"alice": None})
     private = tmp_path / "private.db"
     shutil.copyfile(target, private)
     with Gradebook(f"sqlite:///{target}", COURSE_ID) as gb:  # formgrader, meanwhile

@@ -144,7 +144,8 @@ def default_timeout() -> int:
 
 
 def max_points(path: Path) -> float:
-    return float(sum(notebooks.graded_points(notebooks.read(path)).values()))
+    """The notebook's points: its test cells' and its cells graded by hand."""
+    return float(sum(notebooks.all_points(notebooks.read(path)).values()))
 
 
 def unit_points(course: Course, unit: str) -> float:
@@ -327,7 +328,8 @@ def grade_pair(
             continue
         row.score += sum(score for score, _ in entry["scores"].values())
         row.cells.update({f"{nb}/{gid}": score for gid, (score, _) in entry["scores"].items()})
-        row.checks.update(stats.cell_checks(nb, entry))
+        hand = notebooks.all_points(notebooks.read(course.source / unit / nb), hand_only=True)
+        row.checks.update(stats.cell_checks(nb, entry, hand))
         judged = entry.get("judge") or {}
         row.seconds[nb] = entry.get("seconds", 0.0)
         if judged:

@@ -59,7 +59,7 @@ def columns(course: Course, units: list[str]) -> list[Column]:
             for cell in notebooks.read(course.source / unit / name).cells:
                 meta = notebooks.meta(cell)
                 if meta.get("grade"):
-                    manual = cell.cell_type != "code" or bool(meta.get("solution"))
+                    manual = notebooks.is_hand_graded(cell)
                     found.append(Column(unit, name, meta["grade_id"], float(meta.get("points", 0)), manual))
     return found
 
