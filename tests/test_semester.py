@@ -441,3 +441,23 @@ def test_an_extension_for_a_student_not_in_the_roster_is_an_error_naming_the_nea
 
     with pytest.raises(semester.SettingError, match="wangmq"):
         lms.export(course, None, None, None, "idnumber")
+
+
+def test_a_pair_with_a_due_date_but_no_submission_time_is_named_never_silently_on_time(tmp_path, capsys):
+    """A zip upload without a --timestamps line for it used to be graded on time without a word: it is flagged,
+    so the summary lists it among the pairs that need a look."""
+    course = Course(tmp_path, COURSE.wrong)
+    course.source.symlink_to(COURSE.source)
+    policy = semester.load_policy(write_semester(tmp_path, SEMESTER), course)
+    unit06, unit01 = "06_flash_attention_pytorch", "01_memory_bottleneck"
+    stamped = course.submitted / "carol" / unit06
+    stamped.mkdir(parents=True)
+    (stamped / "timestamp.txt").write_text("2026-03-06 15:04:05 UTC")
+    rows = [grade.Row(s, u, 20, 20) for s, u in (("alice", unit06), ("carol", unit06), ("dave", unit01))]
+    times = grade.submission_times(course, rows, {}, policy)
+    assert times[("alice", unit06)] is None and times[("carol", unit06)] is not None
+    assert [bool(row.flags) for row in rows] == [True, False, False]  # unit 01 has no due date
+    assert "no submission time" in rows[0].flags[0] and "--timestamps" in rows[0].flags[0]
+    grade.print_summary(rows)
+    out = capsys.readouterr().out
+    assert "1 need a look" in out and "alice" in out and "no submission time" in out

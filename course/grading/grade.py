@@ -745,7 +745,7 @@ def grade(
         for row, found in zip(rows, intakes, strict=True):
             row.flags += found.notes + similarity.saved_flags(course, row.student, row.unit)
         flag_unlisted(rows, roster)
-        times = submission_times(course, rows, uploads, policy.zone)
+        times = submission_times(course, rows, uploads, policy)
         columns = grade_columns(policy, times, semester.provenance(salt, version))
         write_csv(rows, course.root / "grades.csv", columns, keep_others=selection.narrowed)
         stats.write_checks(rows, course.root / stats.CHECKS_FILE, keep_others=selection.narrowed)
@@ -820,19 +820,28 @@ def not_graded(course: Course, pair: tuple[str, str], refused: str | None) -> Ro
 
 
 def submission_times(
-    course: Course, rows: list[Row], uploads: dict[tuple[str, str], dt.datetime], zone: dt.tzinfo
+    course: Course, rows: list[Row], uploads: dict[tuple[str, str], dt.datetime], policy: semester.Policy
 ) -> dict[tuple[str, str], dt.datetime | None]:
-    """Each row's submission time (None: unknown; without an offset: in `zone`); a time that cannot be read is
-    flagged on its row only."""
+    """Each row's submission time (None: unknown; without an offset: in the policy's zone); a time that cannot be
+    read, or none known for a unit with a due date (counted on time), is flagged on its row only."""
     times = {}
     for row in rows:
         try:
-            times[row.student, row.unit] = semester.submission_time(
-                course, row.student, row.unit, uploads, zone
+            times[row.student, row.unit] = when = semester.submission_time(
+                course, row.student, row.unit, uploads, policy.zone
             )
         except (OSError, ValueError, OverflowError) as error:
             times[row.student, row.unit] = None
             row.flags.append(f"unreadable submission time (timestamp.txt): {error}")
+            continue
+        if when is None and (due := policy.due_for(row.student, row.unit)) is not None:
+            due_text = due.isoformat(timespec="minutes")
+            row.flags.append(
+                bilingual(
+                    f"没有提交时间（截止 {due_text}）：按按时提交计；用 --timestamps 给出时间",
+                    f"no submission time (due {due_text}): counted as on time; give it with --timestamps",
+                )
+            )
     return times
 
 
