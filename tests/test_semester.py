@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from course import ROOT
+from course import ROOT, doctor
 from course.grading import grade, overlay, semester
 from course.layout import COURSE, Course
 
@@ -461,3 +461,35 @@ def test_a_pair_with_a_due_date_but_no_submission_time_is_named_never_silently_o
     grade.print_summary(rows)
     out = capsys.readouterr().out
     assert "1 need a look" in out and "alice" in out and "no submission time" in out
+
+
+def test_an_overlay_judge_that_fails_to_load_is_named_with_its_own_error(monkeypatch, tmp_path):
+    """A private overlay written against the old `course.overlay` path stopped grading with "nbgrader could not
+    register unit" and no cause: its own error, file and the new path are named, before anything is placed."""
+    folder = tmp_path / "overlay"
+    (folder / "judge").mkdir(parents=True)
+    (folder / "judge" / "unit06.py").write_text(
+        OVERLAY_JUDGE.replace("course.grading.overlay", "course.overlay")
+    )
+    monkeypatch.setenv(overlay.ENV, str(folder))
+    with pytest.raises(ValueError) as caught:
+        overlay.check()
+    said = str(caught.value)
+    assert (
+        "unit06.py" in said
+        and "No module named 'course.overlay'" in said
+        and "course.grading.overlay" in said
+    )
+    assert "覆盖层" in said and "overlay" in said
+    course = Course(tmp_path / "course", COURSE.wrong)
+    course.source.parent.mkdir()
+    course.source.symlink_to(COURSE.source)
+    (tmp_path / "class" / "alice" / "06_flash_attention_pytorch").mkdir(parents=True)
+    with pytest.raises(ValueError, match="unit06.py"):
+        grade.grade(course, tmp_path / "class", sandbox="none")
+    assert not course.submitted.exists() and not course.gradebook.exists()
+    lines, fatal = doctor.settings_lines(course, None)  # `course check` says so too
+    assert fatal and "unit06.py" in lines[-1]
+    (folder / "judge" / "unit06.py").write_text("import torch\n")  # no UNIT
+    with pytest.raises(ValueError, match="UNIT"):
+        overlay.check()

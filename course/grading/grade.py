@@ -34,7 +34,7 @@ from tqdm import tqdm
 
 import utils
 from course import notebooks
-from course.grading import gradebook_db, intake, lms, semester, similarity, stats
+from course.grading import gradebook_db, intake, lms, overlay, semester, similarity, stats
 from course.grading.atomic import replace_text
 from course.grading.pool import Job, LocalPool, NotGraded, RayPool, open_pool
 from course.grading.runner import run_job
@@ -257,8 +257,6 @@ class Round:
 def grading_salt(course: Course) -> str:
     """The course's grading-round salt (the overlay's, else `.grading_salt`, made once): a regrade sees the same
     hidden inputs."""
-    from course.grading import overlay
-
     if (private := overlay.salt()) is not None:
         return private
     path = course.root / ".grading_salt"
@@ -695,6 +693,7 @@ def grade(
     timeout = timeout or default_timeout()
     judge_sandbox.choose(sandbox)  # no isolation here: refused before anything is graded
     gradebook_db.settle(course)  # a wrong URL or password, another database: refused before grading
+    overlay.check()  # a private judge that fails to load, named with its own error
     no_world_writable()
     policy = semester.load_policy(semester.semester_path(course), course)
     uploads = semester.read_timestamps(selection.timestamps, course, policy.zone)
