@@ -162,3 +162,39 @@ def test_the_command_line(tmp_path, capsys):
     assert cli.main([*argv, "--lms", "canvas"]) == 0
     assert (into / "alice" / "01_memory_bottleneck" / "memory_bottleneck.ipynb").is_file()
     assert "placed in" in capsys.readouterr().out
+
+
+def test_canvas_late_files_in_any_case_and_resubmissions_keep_the_latest(course, tmp_path, capsys):
+    """Canvas names a late file `<name>_LATE_<user id>_<submission id>_<file>` (upper case) and numbers a file
+    handed in again `-1`, `-2` before its extension: `import` matched `_late` only and left every late student
+    out (exit 1), and kept no rule for which of several numbered files counts. Names as a Canvas download of
+    2026 writes them; the students are made up."""
+    download = make_zip(
+        tmp_path / "submissions.zip",
+        {
+            "lialice_LATE_101_48213377_softmax.ipynb": notebook("alice late"),
+            "lialice_LATE_101_48213377_logsumexp.ipynb": notebook("alice lse"),
+            "wangbob_102_48213378_softmax.ipynb": notebook("bob first"),
+            "wangbob_102_48215120_softmax-1.ipynb": notebook("bob second"),
+            "wangbob_102_48215999_softmax-2.ipynb": notebook("bob third"),
+            "wangbob_102_48215999_logsumexp-1.ipynb": notebook("bob lse"),
+            "chenjing_Late_103_48216001_softmax.ipynb": notebook("carol late"),
+            "chenjing_late_104_48216002_softmax.ipynb": notebook("chen2 late"),
+        },
+    )
+    into = tmp_path / "uploads"
+    assert lms_import.main(course, str(download), "01", str(into), None) == 0
+    out = capsys.readouterr().out
+
+    def marker(student: str, name: str = "softmax.ipynb") -> str:
+        return json.loads((into / student / UNIT / name).read_text())["metadata"]["marker"]
+
+    assert (marker("alice"), marker("alice", "logsumexp.ipynb")) == ("alice late", "alice lse")
+    assert (marker("bob"), marker("bob", "logsumexp.ipynb")) == ("bob third", "bob lse")
+    assert (marker("carol"), marker("chen2")) == ("carol late", "chen2 late")
+    assert sorted(p.name for p in (into / "bob" / UNIT).iterdir()) == ["logsumexp.ipynb", "softmax.ipynb"]
+    assert "late according to Canvas: ['alice', 'carol', 'chen2']" in out
+    lines = {line["lms_user"]: line for line in report(into)}
+    assert [lines[u]["late"] for u in ("101", "102", "103", "104")] == ["yes", "", "yes", "yes"]
+    assert lines["102"]["result"].startswith("placed") and "softmax-1.ipynb" in lines["102"]["result"]
+    assert "softmax-2.ipynb" in lines["102"]["result"]  # which one was kept, and which were left out

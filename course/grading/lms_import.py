@@ -1,12 +1,13 @@
 """`python -m course import LMS_ZIP --unit UNIT --into FOLDER`: an LMS's bulk download of one assignment placed as
 `FOLDER/<student>/<unit>/<notebook>.ipynb`, the class folder `course grade` takes.
 
-Canvas's "Download Submissions" names each file `<lastfirst>_<user id>_<submission id>_<file>` (`<lastfirst>_late_…`
-for a late one); Moodle's "Download all submissions" names a folder `<Full Name>_<participant id>_assignsubmission_
+Canvas's "Download Submissions" names each file `<lastfirst>_<user id>_<submission id>_<file>` (`<lastfirst>_LATE_…`
+for a late one, in any case); Moodle's "Download all submissions" names a folder `<Full Name>_<participant id>_assignsubmission_
 file_/` per student (or, unfolded, prefixes each file with it). The roster (`roster.csv`, see course/grading/lms.py)
 says who is who: Canvas's user id is its `canvas_id`; Moodle's participant id changes with every assignment, so a
 Moodle student is found by the roster's `name` (one student per name). A file whose LMS added a `-1` to its name, or
-the one notebook of a one-notebook unit under another name, takes the unit's notebook name.
+the one notebook of a one-notebook unit under another name, takes the unit's notebook name; of several files taking
+one name (handed in again: `-1`, `-2`), the last is placed and the others are listed in the report.
 
 The zip is read member by member through intake (course/grading/intake.py): its limits, refusals and atomic
 placing hold here too, and the download itself is never changed. A student the roster does not know, a file in
@@ -27,7 +28,9 @@ from course.grading import intake, lms
 from course.layout import Course
 from utils.messages import bilingual
 
-CANVAS = re.compile(r"(?P<name>[^_/]+?)(?P<late>_late)?_(?P<user>\d+)_\d+_(?P<file>[^/]+)")
+CANVAS = re.compile(r"(?P<name>[^_/]+?)(?P<late>(?i:_late))?_(?P<user>\d+)_\d+_(?P<file>[^/]+)")
+# An LMS's number on a file handed in again under the same name (`softmax-2.ipynb`: the third).
+RESUBMITTED = re.compile(r"-(\d+)(?=\.ipynb$)")
 MOODLE = re.compile(r"(?P<name>[^/]+?)_(?P<user>\d+)_assignsubmission_(?P<plugin>[a-z]+)_/*(?P<file>.+)")
 # Moodle's mark between a name and a file; twice in a member's first part, a student's name (which Moodle may let
 # them edit) or file name holds it, and the member might parse as another participant's: it is left out.
@@ -48,6 +51,7 @@ class Submitter:
     members: list[tuple[str, zipfile.ZipInfo]] = field(default_factory=list)  # (original name, entry)
     student: str = ""  # the course's id, once the roster knows them
     result: str = ""  # "placed", or why not (bilingual)
+    older: list[str] = field(default_factory=list)  # files left out for a later resubmission of the same name
 
 
 def detect(names: list[str]) -> str:
@@ -132,17 +136,52 @@ def notebook_name(original: str, notebooks: list[str], only_notebook: bool) -> s
     notebook of a one-notebook unit), else its own."""
     if not original.endswith(".ipynb") or original in notebooks:
         return original
-    unnumbered = re.sub(r"-\d+(?=\.ipynb$)", "", original)
-    if unnumbered in notebooks:
-        return unnumbered
+    if unnumbered(original) in notebooks:
+        return unnumbered(original)
     return notebooks[0] if only_notebook and len(notebooks) == 1 else original
 
 
+def unnumbered(original: str) -> str:
+    return RESUBMITTED.sub("", original)
+
+
+def resubmission(info_and_name: tuple[str, zipfile.ZipInfo]) -> tuple[int, tuple]:
+    """How late a file was handed in among those of one name: the LMS's number (`-2` after `-1` after none),
+    then the time the zip gives it."""
+    original, info = info_and_name
+    number = RESUBMITTED.search(original)
+    return (int(number[1]) if number else 0, info.date_time)
+
+
 def upload(archive: zipfile.ZipFile, person: Submitter, unit: str, notebooks: list[str]) -> intake.Upload:
-    ipynb = [name for name, _ in person.members if name.endswith(".ipynb")]
-    members = [(notebook_name(name, notebooks, len(ipynb) == 1), info) for name, info in person.members]
+    """The submitter's files as the unit's: of several taking one name (resubmissions), the latest; the others
+    are listed in `person.older`."""
+    only = len({unnumbered(name) for name, _ in person.members if name.endswith(".ipynb")}) == 1
+    latest: dict[str, tuple[str, zipfile.ZipInfo]] = {}
+    for original, info in person.members:
+        name = notebook_name(original, notebooks, only)
+        if name in latest:
+            older, latest[name] = sorted([latest[name], (original, info)], key=resubmission)
+            person.older.append(older[0])
+        else:
+            latest[name] = (original, info)
+    members = [(name, info) for name, (_, info) in latest.items()]
     path = f"{person.student}/{unit}"
     return intake.Upload(person.student, unit, lambda: intake.member_files(archive, members, path))
+
+
+def older_note(person: Submitter) -> list[str]:
+    """The note of the files left out for a later resubmission, naming the ones kept (none: no note)."""
+    if not person.older:
+        return []
+    kept = sorted(intake.shown(name) for name, _ in person.members if name not in person.older)
+    older = sorted(intake.shown(name) for name in person.older)
+    return [
+        bilingual(
+            f"同名文件取最后一次提交 {', '.join(kept)}，略过 {', '.join(older)}",
+            f"of files of one name the last handed in, {', '.join(kept)}, kept; left out: {', '.join(older)}",
+        )
+    ]
 
 
 def inert(cell: str) -> str:
@@ -196,7 +235,7 @@ def import_zip(
             except intake.Refused as error:
                 person.result = str(error)
             else:
-                person.result = "; ".join(["placed", *notes])
+                person.result = "; ".join(["placed", *notes, *older_note(person)])
     write_report(report_path(into, unit), people, stray, unit)
     return people, stray
 
