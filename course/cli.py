@@ -346,10 +346,11 @@ def run_import(args) -> int:
 
 
 def run_regrade(args) -> int:
-    from course.grading import semester
+    from course.grading import gradebook_db, lms, semester
     from utils.messages import bilingual
 
     grade, course = _grade(), _course(args.db)
+    gradebook_db.settle(course)  # a wrong URL or password, another database: refused before reading it
     (unit,) = course.select([args.unit])
     if not (course.submitted / args.student / unit).is_dir():
         raise ValueError(
@@ -360,11 +361,18 @@ def run_regrade(args) -> int:
                 "submission): grade it first with `python -m course grade`",
             )
         )
-    before = semester.final_score(course, args.student, unit)
+
+    def judged() -> str:  # what the judge gave, without hand scores: the log tells its change from theirs
+        points = lms.judge_points(course, args.student, unit)
+        return "" if points is None else f"{points:g}"
+
+    before, judged_before = semester.final_score(course, args.student, unit), judged()
     selection = grade.Selection((args.student,), (unit,))
     grade.grade(course, course.submitted, args.timeout, everything=True, selection=selection, ray=args.ray)
-    after = semester.final_score(course, args.student, unit)
-    entry = semester.record_regrade(course, args.student, unit, args.reason, before, after, args.outcome)
+    after, judged_after = semester.final_score(course, args.student, unit), judged()
+    entry = semester.record_regrade(
+        course, args.student, unit, args.reason, before, after, args.outcome, (judged_before, judged_after)
+    )
     print(bilingual(f"重评：{entry['outcome']}", f"regrade: {entry['outcome']}"))
     return 0
 

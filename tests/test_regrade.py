@@ -248,3 +248,44 @@ def test_hand_grades_survive_a_regrade_a_later_run_and_the_export(tmp_path, monk
         (line,) = csv.DictReader(f)
     assert line["flagged"] == "yes" and "review" in line["flag_reasons"]
     assert exported(course, tmp_path) == expected_export
+
+
+def test_the_regrade_log_tells_the_judges_change_from_a_hand_change(tmp_path, monkeypatch):
+    """`course regrade` logged "changed 9 -> 11.5" where the judge's result had not changed: the 2.5 was a hand
+    score given after grading. The log now says what the judge gave before and after. Grading itself is a
+    stand-in here (it writes what a regrade would: the gradebook's autograded scores and grades.csv's line)."""
+    monkeypatch.setattr(nbgrader.api, "get_alembic_version", worker.alembic_head)
+    course = Course(tmp_path, COURSE.wrong)
+    course.source.symlink_to(COURSE.source)
+    (course.submitted / "alice" / UNIT).mkdir(parents=True)
+    unit01_gradebook(gradebook_url(course), {"alice": None})
+    grade.write_csv(
+        [grade.Row("alice", UNIT, 12, 9)], course.root / "grades.csv", lambda row: {"final_score": "9"}
+    )
+    with Gradebook(gradebook_url(course), COURSE_ID) as gb:  # formgrader, after grading
+        written = gb.find_grade(WRITTEN, NB, UNIT, "alice")
+        written.manual_score, written.needs_manual_grade = 2.5, False
+        gb.db.commit()
+
+    def regrading(judged: float, final: str):
+        def stand_in(*args, **kwargs):
+            with Gradebook(gradebook_url(course), COURSE_ID) as gb:
+                gb.find_grade(TESTS[1], NB, UNIT, "alice").auto_score = judged
+                gb.db.commit()
+            line = grade.Row("alice", UNIT, 12, float(final))
+            grade.write_csv([line], course.root / "grades.csv", lambda row: {"final_score": final})
+
+        return stand_in
+
+    monkeypatch.setattr(cli, "_course", lambda db=None: course)
+    request = argparse.Namespace(
+        student="alice", unit="01", reason="r", outcome="", timeout=None, db=None, ray=None
+    )
+    monkeypatch.setattr(grade, "grade", regrading(4.0, "11.5"))  # the judge gives what it gave
+    assert cli.run_regrade(request) == 0
+    monkeypatch.setattr(grade, "grade", regrading(1.0, "8.5"))  # the judge now takes 3 points off
+    assert cli.run_regrade(request) == 0
+    with (course.root / "regrades.csv").open(newline="") as f:
+        first, second = (line["outcome"] for line in csv.DictReader(f))
+    assert "judge unchanged (9)" in first and "9 -> 11.5" in first and "hand" in first, first
+    assert "judge changed 9 -> 6" in second and "11.5 -> 8.5" in second, second

@@ -79,6 +79,18 @@ def gradebook_scores(path: Path) -> dict[tuple[str, str, str, str], float | None
     }
 
 
+def judge_points(course: Course, student: str, unit: str) -> float | None:
+    """What the judge gave the pair: its autograded scores, without hand scores or extra credit (None: the
+    gradebook has no such submission)."""
+    with gradebook_db.readable(course, (student, unit)) as gradebook:
+        if not gradebook.is_file():
+            return None
+        with sqlite3.connect(f"file:{gradebook}?mode=ro", uri=True) as db:
+            where = " WHERE sa.student_id = ? AND a.name = ?"
+            found = db.execute(QUERY + where, (student, unit)).fetchall()
+    return sum(float(auto or 0) for *_, auto, _, _ in found) if found else None
+
+
 def penalty_rates(course: Course) -> dict[tuple[str, str], float]:
     path = course.root / "grades.csv"
     if not path.is_file():

@@ -643,12 +643,32 @@ def final_score(course: Course, student: str, unit: str) -> str:
     return ""
 
 
+def regrade_outcome(before: str, after: str, judged: tuple[str, str] | None = None) -> str:
+    """What a regrade changed: the final score `before` -> `after` and, given `judged` (what the judge gave before
+    and after), whether the judge changed it or hand grades (or the late work) did."""
+    scores = f"{before or '-'} -> {after or '-'}"
+    if judged is None:
+        return "unchanged" if before == after else f"changed {scores}"
+    if judged[0] != judged[1]:
+        return f"judge changed {judged[0] or '-'} -> {judged[1] or '-'}; final score {scores}"
+    if before == after:
+        return "unchanged"
+    return f"judge unchanged ({judged[0] or '-'}); final score {scores} by hand grades or late work"
+
+
 def record_regrade(
-    course: Course, student: str, unit: str, reason: str, before: str, after: str, outcome: str = ""
+    course: Course,
+    student: str,
+    unit: str,
+    reason: str,
+    before: str,
+    after: str,
+    outcome: str = "",
+    judged: tuple[str, str] | None = None,
 ) -> dict[str, str]:
-    """Append a regrade request with its outcome to regrades.csv; the entry written."""
-    if not outcome:
-        outcome = "unchanged" if before == after else f"changed {before or '-'} -> {after or '-'}"
+    """Append a regrade request with its outcome (by default `regrade_outcome`) to regrades.csv; the entry
+    written."""
+    outcome = outcome or regrade_outcome(before, after, judged)
     entry = dict(
         zip(
             REGRADE_COLUMNS,
