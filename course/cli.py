@@ -152,6 +152,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--roster",
         help="名单 CSV（默认课程文件夹中的 roster.csv）/ roster CSV (default: the course folder's)",
     )
+    lms_import.add_argument(
+        "--times",
+        help="LMS 记录的提交时间：Canvas REST API 的 submissions JSON，或 Moodle 的评分表 CSV；写入 "
+        "FOLDER/timestamps.csv / the LMS's record of submission times: Canvas's submissions JSON (REST API) or "
+        "Moodle's grading worksheet CSV; written to FOLDER/timestamps.csv",
+    )
     lms_import.set_defaults(run=run_import)
 
     regrade = sub.add_parser(
@@ -342,7 +348,7 @@ def run_export(args) -> int:
 def run_import(args) -> int:
     from course.grading import lms_import
 
-    return lms_import.main(_course(), args.download, args.unit, args.into, args.roster, args.lms)
+    return lms_import.main(_course(), args.download, args.unit, args.into, args.roster, args.lms, args.times)
 
 
 def run_regrade(args) -> int:

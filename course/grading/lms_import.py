@@ -19,12 +19,13 @@ times to `course grade --timestamps`.
 from __future__ import annotations
 
 import csv
+import datetime as dt
 import re
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from course.grading import intake, lms
+from course.grading import intake, lms, lms_times, semester
 from course.layout import Course
 from utils.messages import bilingual
 
@@ -38,7 +39,7 @@ MOODLE_MARK = re.compile(r"_\d+_assignsubmission_")
 # A spreadsheet runs a cell starting with one of these as a formula; the report's names are the students' own.
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 LAYOUTS = ("canvas", "moodle")
-REPORT_COLUMNS = ["lms_user", "lms_name", "student_id", "unit", "files", "late", "result"]
+REPORT_COLUMNS = ["lms_user", "lms_name", "student_id", "unit", "files", "late", "submitted_at", "result"]
 
 
 @dataclass
@@ -52,6 +53,7 @@ class Submitter:
     student: str = ""  # the course's id, once the roster knows them
     result: str = ""  # "placed", or why not (bilingual)
     older: list[str] = field(default_factory=list)  # files left out for a later resubmission of the same name
+    submitted: dt.datetime | None = None  # when, by the LMS's records (`--times`)
 
 
 def detect(names: list[str]) -> str:
@@ -195,10 +197,14 @@ def write_report(path: Path, people: list[Submitter], stray: list[str], unit: st
         writer.writerow(REPORT_COLUMNS)
         for p in people:
             files = " | ".join(intake.shown(name) for name, _ in p.members)
-            row = [p.user, intake.shown(p.name), p.student, unit, files, "yes" if p.late else "", p.result]
+            late, when = (
+                "yes" if p.late else "",
+                p.submitted.isoformat(timespec="seconds") if p.submitted else "",
+            )
+            row = [p.user, intake.shown(p.name), p.student, unit, files, late, when, p.result]
             writer.writerow(map(inert, row))
         for name in stray:
-            writer.writerow(map(inert, ["", "", "", unit, name, "", "left out: not in the LMS's layout"]))
+            writer.writerow(map(inert, ["", "", "", unit, name, "", "", "left out: not in the LMS's layout"]))
 
 
 def import_zip(
@@ -209,16 +215,20 @@ def import_zip(
     roster_path: Path,
     layout: str = "auto",
     limits: intake.Limits | None = None,
+    records: tuple[Path, dt.tzinfo] | None = None,
 ) -> tuple[list[Submitter], list[str]]:
     """Place the download's notebooks into `into/<student>/<unit>/` (`unit` by its full name): every student
-    found, with the result, and the files in neither layout (left out)."""
+    found, with the result, and the files in neither layout (left out). `records`: the LMS's record of submission
+    times and the zone of those written without an offset (course/grading/lms_times.py), read before anything is
+    placed; the placed students' times go to `into/timestamps.csv`."""
     roster = lms.read_roster(roster_path)
     if not zipfile.is_zipfile(download):
         raise ValueError(bilingual(f"不是 zip 文件：{download}", f"not a zip file: {download}"))
-    into.mkdir(parents=True, exist_ok=True)
     with zipfile.ZipFile(download) as archive:
         if layout == "auto":
             layout = detect([info.filename for info in archive.infolist() if not info.is_dir()])
+        times = lms_times.read_times(records[0], layout, records[1]) if records else {}
+        into.mkdir(parents=True, exist_ok=True)
         people, stray = submitters(archive, layout)
         identify(people, roster, layout)
         for person in people:
@@ -236,6 +246,10 @@ def import_zip(
                 person.result = str(error)
             else:
                 person.result = "; ".join(["placed", *notes, *older_note(person)])
+                person.submitted = times.get(person.user)
+    if records:
+        placed = {p.student: p.submitted for p in people if p.result.startswith("placed") and p.submitted}
+        lms_times.write_times(into, unit, placed)
     write_report(report_path(into, unit), people, stray, unit)
     return people, stray
 
@@ -245,12 +259,21 @@ def report_path(into: Path, unit: str) -> Path:
 
 
 def main(
-    course: Course, download: str, unit: str, into: str, roster: str | None, layout: str = "auto"
+    course: Course,
+    download: str,
+    unit: str,
+    into: str,
+    roster: str | None,
+    layout: str = "auto",
+    times: str | None = None,
 ) -> int:
-    """`python -m course import`: place, then say what was not placed and who was late; 1 if anything was not."""
+    """`python -m course import`: place, then say what was not placed, who was late and whose time the LMS's
+    records (`times`) lack; 1 if anything was not placed."""
     roster_path = Path(roster) if roster else course.root / "roster.csv"
     target, (unit,) = Path(into), course.select([unit])
-    people, stray = import_zip(course, Path(download), unit, target, roster_path, layout)
+    zone = semester.load_policy(semester.semester_path(course), course).zone  # of Moodle's times
+    records = (Path(times), zone) if times else None
+    people, stray = import_zip(course, Path(download), unit, target, roster_path, layout, records=records)
     placed = [p for p in people if p.result.startswith("placed")]
     problems = [p for p in people if not p.result.startswith("placed")]
     print(bilingual(f"已放入 {target}：{len(placed)} 名学生", f"placed in {target}: {len(placed)} students"))
@@ -258,11 +281,21 @@ def main(
         print(f"{intake.shown(person.name)} ({person.user}): {person.result}")
     for name in stray:
         print(bilingual(f"略过（不是 LMS 的格式）：{name}", f"left out (not in the LMS's layout): {name}"))
-    if late := [p.student or p.name for p in people if p.late]:
+    if records:
+        untimed = [p.student for p in placed if p.submitted is None]
         print(
             bilingual(
-                f"Canvas 标为迟交：{late}；下载中没有提交时间：用 course grade --timestamps 给出",
-                f"late according to Canvas: {late}; the download has no times: give them to course grade --timestamps",
+                f"LMS 记录的提交时间写入 {target / lms_times.TIMES_FILE}（交给 course grade --timestamps）；"
+                f"记录中没有时间的学生：{untimed}",
+                f"the LMS's submission times are in {target / lms_times.TIMES_FILE} (for course grade "
+                f"--timestamps); students without a time in its records: {untimed}",
+            )
+        )
+    elif late := [p.student or p.name for p in people if p.late]:
+        print(
+            bilingual(
+                f"Canvas 标为迟交：{late}；下载中没有提交时间：用 --times 给出 LMS 的记录",
+                f"late according to Canvas: {late}; the download has no times: give the LMS's records with --times",
             )
         )
     report = report_path(target, unit)
