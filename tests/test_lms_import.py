@@ -205,6 +205,14 @@ def test_canvas_late_files_in_any_case_and_resubmissions_keep_the_latest(course,
 LMS_RECORDS = Path(__file__).resolve().parent / "fixtures" / "lms"  # copies of the formats, made-up students
 
 
+def import_with_times(course: Course, tmp_path: Path, members: dict[str, bytes], records: str) -> Path:
+    """`course import` of a download of `members` with the LMS's `records` of times (exit 0); the class folder."""
+    download = make_zip(tmp_path / "download.zip", members)
+    into = tmp_path / "uploads"
+    assert lms_import.main(course, str(download), "01", str(into), None, "auto", records) == 0
+    return into
+
+
 def timestamps(into: Path) -> dict[str, str]:
     with (into / "timestamps.csv").open(newline="", encoding="utf-8") as f:
         return {line["student_id"]: line["timestamp"] for line in csv.DictReader(f) if line["unit"] == UNIT}
@@ -214,25 +222,18 @@ def test_submission_times_come_from_canvas_submissions_json(course, tmp_path, ca
     """Canvas's REST API submissions (`submitted_at` in UTC, null when unsubmitted): the placed students' times
     go to the class folder's timestamps.csv, which `course grade --timestamps` reads; a placed student the
     records lack (a JSON of one page of a paginated answer) is named."""
-    download = make_zip(
-        tmp_path / "submissions.zip",
-        {
-            "lialice_LATE_101_48213377_softmax.ipynb": notebook("alice"),
-            "wangbob_102_48213378_softmax-2.ipynb": notebook("bob"),
-            "chenjing_104_48213390_softmax.ipynb": notebook("chen2"),
-        },
-    )
-    into = tmp_path / "uploads"
-    records = str(LMS_RECORDS / "canvas_submissions.json")
-    assert lms_import.main(course, str(download), "01", str(into), None, "auto", records) == 0
+    members = {
+        "lialice_LATE_101_48213377_softmax.ipynb": notebook("alice"),
+        "wangbob_102_48213378_softmax-2.ipynb": notebook("bob"),
+        "chenjing_104_48213390_softmax.ipynb": notebook("chen2"),
+    }
+    into = import_with_times(course, tmp_path, members, str(LMS_RECORDS / "canvas_submissions.json"))
     assert timestamps(into) == {"alice": "2026-03-07T04:12:31+00:00", "bob": "2026-03-06T10:00:05+00:00"}
     out = capsys.readouterr().out
     assert "timestamps.csv" in out and "without a time in its records: ['chen2']" in out
     lines = {line["lms_user"]: line for line in report(into)}
     assert lines["101"]["submitted_at"] == "2026-03-07T04:12:31+00:00" and lines["104"]["submitted_at"] == ""
-    read = semester.read_timestamps(
-        into / "timestamps.csv", course
-    )  # as `course grade --timestamps` reads it
+    read = semester.read_timestamps(into / "timestamps.csv", course)  # as `course grade --timestamps` does
     assert read[("alice", UNIT)] == dt.datetime(2026, 3, 7, 4, 12, 31, tzinfo=dt.UTC)
 
 
@@ -240,21 +241,17 @@ def test_submission_times_come_from_moodles_grading_worksheet_in_the_semesters_z
     """Moodle's grading worksheet ("Last modified (submission)", written without an offset in the downloader's
     zone, "-" for none; a UTF-8 BOM first) read in semester.toml's time zone."""
     (course.root / "semester.toml").write_text('timezone = "Asia/Shanghai"\n')
-    download = make_zip(
-        tmp_path / "moodle.zip",
-        {
-            "Alice Li_3301_assignsubmission_file_/softmax.ipynb": notebook("alice"),
-            "Bob Wang_3302_assignsubmission_file_/softmax.ipynb": notebook("bob"),
-        },
-    )
-    into = tmp_path / "uploads"
+    members = {
+        "Alice Li_3301_assignsubmission_file_/softmax.ipynb": notebook("alice"),
+        "Bob Wang_3302_assignsubmission_file_/softmax.ipynb": notebook("bob"),
+    }
     worksheet = str(LMS_RECORDS / "moodle_worksheet.csv")
-    assert lms_import.main(course, str(download), "01", str(into), None, "auto", worksheet) == 0
+    into = import_with_times(course, tmp_path, members, worksheet)
     assert timestamps(into) == {"alice": "2026-03-07T03:03:00+08:00", "bob": "2026-03-06T21:15:00+08:00"}
     (into / "timestamps.csv").write_text(
         "student_id,unit,timestamp\nalice,02_other,2026-03-01T00:00:00+00:00\nalice,01_softmax,x\n"
     )
-    assert lms_import.main(course, str(download), "01", str(into), None, "auto", worksheet) == 0
+    import_with_times(course, tmp_path, members, worksheet)
     with (into / "timestamps.csv").open(newline="", encoding="utf-8") as f:
         lines = [(line["student_id"], line["unit"]) for line in csv.DictReader(f)]
     assert lines == [
