@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from course import ROOT
-from course.folder import ENV, course_folder
+from course.folder import ENV, course_folder, missing_message
 from utils.messages import bilingual
 
 # What a semester writes into its course folder (before the course folder existed, into the checkout).
@@ -151,14 +151,7 @@ def refuse_missing_folder(course: Course) -> None:
     `course init` makes a named one."""
     if course.root.is_dir() or not os.environ.get(ENV):
         return
-    raise ValueError(
-        bilingual(
-            f"课程文件夹 {course.root} 不存在（--course-dir 或 {ENV} 拼错了？）。开始新学期请先运行 "
-            f"`python -m course --course-dir {course.root} init`",
-            f"the course folder {course.root} does not exist (a typo in --course-dir or {ENV}?). To start a new "
-            f"semester there, run `python -m course --course-dir {course.root} init` first",
-        )
-    )
+    raise ValueError(missing_message(course.root))
 
 
 def init_folder(course: Course) -> bool:

@@ -80,12 +80,16 @@ def test_nbgrader_run_from_the_checkout_works_in_the_course_folder(tmp_path, mon
     """`nbgrader collect`, `release_feedback`, `db` and formgrader, run from the checkout, see the course folder
     as their course root and the checkout's source/ and release/."""
     monkeypatch.setenv("FLASH_COURSE_DIR", str(tmp_path / "semester"))
+    nbgrader = [sys.executable, "-m", "nbgrader", "db", "student", "add", "alice"]
+    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
+    run = subprocess.run(nbgrader, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert run.returncode != 0 and " init`" in run.stdout + run.stderr  # a named folder must exist
+    assert not (tmp_path / "semester").exists() and not (ROOT / "gradebook.db").exists()
+    (tmp_path / "semester").mkdir()  # `course init`
     config = PyFileConfigLoader("nbgrader_config.py", path=str(ROOT)).load_config()
     assert config.CourseDirectory.root == str(tmp_path / "semester")
     assert config.CourseDirectory.source_directory == str(ROOT / "source")
     assert config.CourseDirectory.release_directory == str(ROOT / "release")
-    nbgrader = [sys.executable, "-m", "nbgrader", "db", "student", "add", "alice"]
-    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
     run = subprocess.run(nbgrader, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stdout + run.stderr
     assert (tmp_path / "semester" / "gradebook.db").is_file()
