@@ -3,7 +3,8 @@
 `course grade` keeps, for each graded (student, unit), whether each property the judge judged held (the
 judge's summary, `course.judge.preprocessor`) and, for a test cell that nbgrader's own tests grade, whether
 the cell earned its points: one line each in `checks.csv` beside `grades.csv`, written with it at the end of
-the run (a run narrowed to some students or units keeps the other lines). `stats` counts, per unit, how often
+the run (a run narrowed to some students or units keeps the other lines). A cell graded by hand is not judged
+there: `stats` reads its hand scores from the gradebook as they are then. `stats` counts, per unit, how often
 each property failed across the class: a table, and a bar plot for the next lecture.
 """
 
