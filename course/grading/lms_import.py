@@ -147,10 +147,10 @@ def unnumbered(original: str) -> str:
     return RESUBMITTED.sub("", original)
 
 
-def resubmission(info_and_name: tuple[str, zipfile.ZipInfo]) -> tuple[int, tuple]:
-    """How late a file was handed in among those of one name: the LMS's number (`-2` after `-1` after none),
-    then the time the zip gives it."""
-    original, info = info_and_name
+def resubmission(member: tuple[str, zipfile.ZipInfo]) -> tuple[int, tuple]:
+    """How late a file (its original name, its entry) was handed in among those of one name: the LMS's number
+    (`-2` after `-1` after none), then the time the zip gives it."""
+    original, info = member
     number = RESUBMITTED.search(original)
     return (int(number[1]) if number else 0, info.date_time)
 
