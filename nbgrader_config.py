@@ -15,7 +15,7 @@ from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor
 from nbgrader.preprocessors import GetGrades
 
 from course import ROOT
-from course.folder import course_folder
+from course.folder import ENV, course_folder, missing_message
 from course.grading import gradebook_db
 from course.judge import feedback_html
 from course.noise import HARMLESS_STDERR
@@ -28,7 +28,10 @@ c.CourseDirectory.course_id = "flash-attention-first-principles"
 # checkout (course/layout.py): nbgrader run here (collect, release_feedback, formgrader, db) works in it and takes
 # source/ and release/ from this checkout. A copy of this file in another course root keeps nbgrader's own layout.
 if Path(__file__).resolve().parent == ROOT:
-    # the gradebook's folder, made on the semester's first command
+    # A folder FLASH_COURSE_DIR names must exist (a typo would collect into a new semester): SystemExit, since
+    # traitlets logs any Exception here and goes on in the checkout. The default folder is made on first use.
+    if os.environ.get(ENV) and not course_folder().is_dir():
+        raise SystemExit(missing_message(course_folder()))
     course_folder().mkdir(parents=True, exist_ok=True)
     c.CourseDirectory.root = str(course_folder())
     c.CourseDirectory.source_directory = str(ROOT / "source")

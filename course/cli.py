@@ -33,6 +33,12 @@ def build_parser() -> argparse.ArgumentParser:
     check.set_defaults(
         run=lambda args: doctor.main(_course(check=False), Path(args.roster) if args.roster else None)
     )
+    init = sub.add_parser(
+        "init",
+        help="新建课程文件夹（--course-dir 或 $FLASH_COURSE_DIR 指定的文件夹必须已存在）/ make the course folder (one "
+        "named by --course-dir or $FLASH_COURSE_DIR must exist before any other command uses it)",
+    )
+    init.set_defaults(run=run_init)
 
     release = sub.add_parser(
         "release", help="由 source/ 生成 release/ 并检查泄露 / generate release/ from source/"
@@ -146,6 +152,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--roster",
         help="名单 CSV（默认课程文件夹中的 roster.csv）/ roster CSV (default: the course folder's)",
     )
+    lms_import.add_argument(
+        "--times",
+        help="LMS 记录的提交时间：Canvas REST API 的 submissions JSON，或 Moodle 的评分表 CSV；写入 "
+        "FOLDER/timestamps.csv / the LMS's record of submission times: Canvas's submissions JSON (REST API) or "
+        "Moodle's grading worksheet CSV; written to FOLDER/timestamps.csv",
+    )
     lms_import.set_defaults(run=run_import)
 
     regrade = sub.add_parser(
@@ -253,7 +265,8 @@ def build_parser() -> argparse.ArgumentParser:
         "per unit: a table and a plot",
     )
     stats.add_argument("unit", nargs="?", metavar="UNIT", help="单元（默认全部）/ unit (default: all)")
-    stats.set_defaults(run=lambda args: _stats().main(_course(), args.unit))
+    add_db_option(stats)  # the hand grades are in the course gradebook
+    stats.set_defaults(run=lambda args: _stats().main(_course(args.db), args.unit))
 
     migrate = sub.add_parser(
         "migrate-state",
@@ -335,14 +348,15 @@ def run_export(args) -> int:
 def run_import(args) -> int:
     from course.grading import lms_import
 
-    return lms_import.main(_course(), args.download, args.unit, args.into, args.roster, args.lms)
+    return lms_import.main(_course(), args.download, args.unit, args.into, args.roster, args.lms, args.times)
 
 
 def run_regrade(args) -> int:
-    from course.grading import semester
+    from course.grading import gradebook_db, lms, semester
     from utils.messages import bilingual
 
     grade, course = _grade(), _course(args.db)
+    gradebook_db.settle(course)  # a wrong URL or password, another database: refused before reading it
     (unit,) = course.select([args.unit])
     if not (course.submitted / args.student / unit).is_dir():
         raise ValueError(
@@ -353,12 +367,36 @@ def run_regrade(args) -> int:
                 "submission): grade it first with `python -m course grade`",
             )
         )
-    before = semester.final_score(course, args.student, unit)
+
+    def judged() -> str:  # what the judge gave, without hand scores: the log tells its change from theirs
+        points = lms.judge_points(course, args.student, unit)
+        return "" if points is None else f"{points:g}"
+
+    before, judged_before = semester.final_score(course, args.student, unit), judged()
     selection = grade.Selection((args.student,), (unit,))
     grade.grade(course, course.submitted, args.timeout, everything=True, selection=selection, ray=args.ray)
-    after = semester.final_score(course, args.student, unit)
-    entry = semester.record_regrade(course, args.student, unit, args.reason, before, after, args.outcome)
+    after, judged_after = semester.final_score(course, args.student, unit), judged()
+    entry = semester.record_regrade(
+        course, args.student, unit, args.reason, before, after, args.outcome, (judged_before, judged_after)
+    )
     print(bilingual(f"重评：{entry['outcome']}", f"regrade: {entry['outcome']}"))
+    return 0
+
+
+def run_init(args) -> int:
+    from course import layout
+    from utils.messages import bilingual
+
+    course = _course(check=False, exists=False)
+    made = layout.init_folder(course)
+    print(
+        bilingual(
+            f"{'已新建' if made else '已存在（未改动）'}课程文件夹：{course.root}。接下来写名单 roster.csv 和截止时间 "
+            "semester.toml（教师指南 8.1）",
+            f"{'made' if made else 'exists already (unchanged)'}: the course folder {course.root}. Next, write the "
+            "roster roster.csv and the due dates semester.toml (instructor guide 8.1)",
+        )
+    )
     return 0
 
 
@@ -366,7 +404,7 @@ def run_migrate_state(args) -> int:
     from course import layout
     from utils.messages import bilingual
 
-    course = _course(check=False)
+    course = _course(check=False, exists=False)  # the folder the files move into may be new
     moved = layout.migrate_state(course)
     print(
         bilingual(
@@ -445,12 +483,15 @@ def _bundle():
     return bundle
 
 
-def _course(db: str | None = None, check: bool = True):
-    """The course with its course folder (`--course-dir`), refused (`check`) while the checkout still holds a
-    semester's files; with `db`, its gradebook in that database (`--db`)."""
-    from course.layout import open_course, refuse_old_state
+def _course(db: str | None = None, check: bool = True, exists: bool = True):
+    """The course with its course folder (`--course-dir`), refused (`exists`) when it was named but does not exist,
+    and (`check`) while the checkout still holds a semester's files; with `db`, its gradebook in that database
+    (`--db`)."""
+    from course.layout import open_course, refuse_missing_folder, refuse_old_state
 
     course = open_course()
+    if exists:
+        refuse_missing_folder(course)
     if check:
         refuse_old_state(course)
     return dataclasses.replace(course, db=db) if db else course

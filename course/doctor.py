@@ -103,8 +103,8 @@ def sandbox_line() -> str:
 
 def settings_lines(course, roster: Path | None) -> tuple[list[str], bool]:
     """A line per semester file (semester.toml, the roster: `roster`, else the course root's roster.csv if there
-    is one) with what is wrong in it, and whether anything is."""
-    from course.grading import lms, semester
+    is one) and for the private overlay's judges, with what is wrong in it, and whether anything is."""
+    from course.grading import lms, overlay, semester
 
     checks = [
         (semester.semester_path(course), lambda path: semester.load_policy(path, course)),
@@ -121,6 +121,12 @@ def settings_lines(course, roster: Path | None) -> tuple[list[str], bool]:
             fatal = True
         else:
             lines.append(f"{OK} " + bilingual(f"{path} 无误", f"{path} is valid"))
+    try:
+        judged = overlay.check()
+    except ValueError as error:  # a missing folder, or a judge module that fails to load
+        return [*lines, f"{FAIL} {error}"], True
+    if judged:
+        lines.append(f"{OK} " + bilingual(f"覆盖层的评审：{judged}", f"the overlay's judges: {judged}"))
     return lines, fatal
 
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from course import ROOT
-from course.folder import course_folder
+from course.folder import ENV, course_folder, missing_message
 from utils.messages import bilingual
 
 # What a semester writes into its course folder (before the course folder existed, into the checkout).
@@ -143,6 +143,22 @@ def old_state(checkout: Path) -> list[str]:
 def open_course(chosen: str | os.PathLike | None = None, checkout: Path = ROOT) -> Course:
     """The course of `checkout` with its course folder (`course.folder.course_folder(chosen)`)."""
     return Course(course_folder(chosen), checkout / "course" / "wrong", code=checkout)
+
+
+def refuse_missing_folder(course: Course) -> None:
+    """Refuse a course folder named (`--course-dir`, FLASH_COURSE_DIR) that does not exist: a typo would start a new
+    semester (a new salt, no roster, no semester.toml, no late penalties). The default folder is made on first use;
+    `course init` makes a named one."""
+    if course.root.is_dir() or not os.environ.get(ENV):
+        return
+    raise ValueError(missing_message(course.root))
+
+
+def init_folder(course: Course) -> bool:
+    """Make the course folder (nothing in it is changed when it exists); whether it was made."""
+    made = not course.root.exists()
+    course.root.mkdir(parents=True, exist_ok=True)
+    return made
 
 
 def refuse_old_state(course: Course) -> None:

@@ -55,6 +55,17 @@ def graded_points(nb, gpu_only: bool = False) -> dict[str, float]:
     return {gid: float(meta(c).get("points", 0)) for gid, c in cells if is_gpu_only(c) or not gpu_only}
 
 
+def is_hand_graded(cell) -> bool:
+    """A graded cell a person grades: a written answer, or a graded solution cell (nbgrader's manual answer)."""
+    return bool(meta(cell).get("grade")) and (cell.cell_type != "code" or bool(meta(cell).get("solution")))
+
+
+def all_points(nb, hand_only: bool = False) -> dict[str, float]:
+    """{grade_id: points} of every graded cell, the test cells and those graded by hand (`hand_only`: those alone)."""
+    graded = [c for c in nb.cells if meta(c).get("grade") and (is_hand_graded(c) or not hand_only)]
+    return {meta(c)["grade_id"]: float(meta(c).get("points", 0)) for c in graded}
+
+
 def gpu_only_tests(nb) -> dict[str, float]:
     """{grade_id: points} of the test cells marked GPU-only."""
     return graded_points(nb, gpu_only=True)

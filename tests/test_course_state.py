@@ -80,12 +80,16 @@ def test_nbgrader_run_from_the_checkout_works_in_the_course_folder(tmp_path, mon
     """`nbgrader collect`, `release_feedback`, `db` and formgrader, run from the checkout, see the course folder
     as their course root and the checkout's source/ and release/."""
     monkeypatch.setenv("FLASH_COURSE_DIR", str(tmp_path / "semester"))
+    nbgrader = [sys.executable, "-m", "nbgrader", "db", "student", "add", "alice"]
+    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
+    run = subprocess.run(nbgrader, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert run.returncode != 0 and " init`" in run.stdout + run.stderr  # a named folder must exist
+    assert not (tmp_path / "semester").exists() and not (ROOT / "gradebook.db").exists()
+    (tmp_path / "semester").mkdir()  # `course init`
     config = PyFileConfigLoader("nbgrader_config.py", path=str(ROOT)).load_config()
     assert config.CourseDirectory.root == str(tmp_path / "semester")
     assert config.CourseDirectory.source_directory == str(ROOT / "source")
     assert config.CourseDirectory.release_directory == str(ROOT / "release")
-    nbgrader = [sys.executable, "-m", "nbgrader", "db", "student", "add", "alice"]
-    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
     run = subprocess.run(nbgrader, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stdout + run.stderr
     assert (tmp_path / "semester" / "gradebook.db").is_file()
@@ -148,3 +152,32 @@ def test_course_dir_chooses_the_course_folder_of_every_command(tmp_path, monkeyp
     assert cli.main(["--course-dir", str(tmp_path / "chosen"), "migrate-state"]) == 0
     assert str(tmp_path / "chosen") in capsys.readouterr().out
     assert cli._course(check=False).root == tmp_path / "chosen"
+
+
+def test_a_course_folder_named_but_missing_is_refused_and_course_init_starts_one(
+    tmp_path, monkeypatch, capsys
+):
+    """A mistyped --course-dir (or FLASH_COURSE_DIR) used to start a new semester silently: new salt, no roster,
+    no semester.toml, no late penalties. It is refused, naming `course init`, which makes the folder."""
+    typo = tmp_path / "semster"
+    for argv in (["--course-dir", str(typo), "grade"], ["--course-dir", str(typo), "check"]):
+        assert cli.main(argv) == 2
+        said = capsys.readouterr().out
+        assert str(typo) in said and " init`" in said and "不存在" in said, said
+    monkeypatch.setenv("FLASH_COURSE_DIR", str(typo))
+    assert cli.main(["export"]) == 2 and " init`" in capsys.readouterr().out
+    assert not typo.exists()
+
+    assert cli.main(["--course-dir", str(typo), "init"]) == 0
+    said = capsys.readouterr().out
+    assert typo.is_dir() and "roster.csv" in said and "semester.toml" in said
+    monkeypatch.setattr(grade, "grade", lambda *args, **kwargs: [])  # only what is said before grading
+    assert cli.main(["--course-dir", str(typo), "grade", "--no-sandbox"]) == 0
+    said = capsys.readouterr().out
+    assert "roster.csv" in said and "semester.toml" in said and "警告" in said and "warning" in said
+    (typo / "roster.csv").write_text("student_id,name\nalice,Alice Li\n")
+    (typo / "semester.toml").write_text("")
+    assert cli.main(["--course-dir", str(typo), "grade", "--no-sandbox"]) == 0
+    assert "warning" not in capsys.readouterr().out
+    assert cli.main(["--course-dir", str(typo), "init"]) == 0  # again: nothing changes
+    assert (typo / "roster.csv").read_text() == "student_id,name\nalice,Alice Li\n"

@@ -101,6 +101,7 @@ def test_help_prints_no_cpu_mode_banner():
 def test_export_and_regrade_before_any_grading_say_so_in_both_languages(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("FLASH_COURSE_DIR", str(tmp_path))  # restored after `--course-dir` set it
     folder = ["--course-dir", str(tmp_path / "semester")]
+    (tmp_path / "semester").mkdir()  # a new course folder (`course init`)
     missing = str(tmp_path / "missing.csv")
     for argv in (
         ["export", "--roster", missing],

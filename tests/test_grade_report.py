@@ -127,3 +127,37 @@ def test_nbgrader_students_come_from_the_roster(tmp_path, monkeypatch):
     with Gradebook(f"sqlite:///{course.gradebook}") as gb:
         found = {s.id: (s.first_name, s.last_name, s.email, s.lms_user_id) for s in gb.students}
     assert found == {"alice": ("Alice", "Li", "alice@uni.edu", "101"), "wei": (None, "王伟", None, None)}
+
+
+def test_hand_graded_cells_count_in_the_maximum_and_in_stats_from_the_gradebook(
+    tmp_path, monkeypatch, capsys
+):
+    """grades.csv and the summary printed `12 / 9` (the maximum left out unit 01's written answer, 3 points), and
+    `course stats` counted the written answer failed by 8 of 8 when 5 had full marks by hand: the grading run saw
+    it at 0 before anyone graded it. Now its maximum counts, and stats read the hand grades from the gradebook."""
+    import nbgrader.api
+    from gradebook_fixture import NB, UNIT, WRITTEN, unit01_gradebook
+
+    from course.grading import stats, worker
+    from course.layout import COURSE
+
+    tests_points, written_points = 9.0, 3.0
+    assert grade.unit_points(COURSE, UNIT) == tests_points + written_points
+    grade.print_table([grade.Row("alice", UNIT, grade.unit_points(COURSE, UNIT), score=12.0)])
+    assert "12 / 12" in capsys.readouterr().out
+
+    monkeypatch.setattr(nbgrader.api, "get_alembic_version", worker.alembic_head)
+    course = Course(tmp_path, COURSE.wrong)
+    course.source.symlink_to(COURSE.source)
+    hand = {f"s{i}": 3.0 for i in range(5)} | {"s5": 1.0, "s6": None, "s7": None}
+    unit01_gradebook(f"sqlite:///{course.gradebook}", hand)
+    entry = {"status": "graded", "scores": {WRITTEN: [0.0, written_points], "test_memory_model": [4.0, 4.0]}}
+    cells = [f"{NB}.ipynb/{WRITTEN}", f"{NB}.ipynb/test_memory_model"]
+    rows = [grade.Row(s, UNIT, 12.0, checks=stats.cell_checks(f"{NB}.ipynb", entry, {WRITTEN})) for s in hand]
+    assert sorted(rows[0].checks) == cells[1:]  # what grading writes: the written answer is not judged there
+    stats.write_checks(rows, course.root / stats.CHECKS_FILE)
+    assert stats.main(course, "01") == 0
+    out = capsys.readouterr().out
+    (written_line,) = [line for line in out.splitlines() if WRITTEN in line]
+    assert "1 / 6" in written_line and "full marks by hand" in written_line  # 5 full, 1 partial; 2 pending
+    assert "2 answers" in out and "尚待人工评分" in out

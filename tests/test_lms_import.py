@@ -3,8 +3,10 @@ built here by hand in each layout, placed as `<student>/<unit>/<notebook>.ipynb`
 roster does not know and files in neither layout are reported, never dropped; the download is never changed."""
 
 import csv
+import datetime as dt
 import hashlib
 import json
+import re
 import shutil
 import stat
 import zipfile
@@ -14,7 +16,7 @@ import pytest
 from pipeline_fixture import FIXTURE, FIXTURE_COURSE, UNIT
 
 from course import cli
-from course.grading import lms_import
+from course.grading import lms_import, semester
 from course.layout import Course
 
 ROSTER = (
@@ -205,3 +207,126 @@ def test_the_command_line(tmp_path, capsys):
     assert cli.main([*argv, "--lms", "canvas"]) == 0
     assert (into / "alice" / "01_memory_bottleneck" / "memory_bottleneck.ipynb").is_file()
     assert "placed in" in capsys.readouterr().out
+
+
+def test_canvas_late_files_in_any_case_and_resubmissions_keep_the_latest(course, tmp_path, capsys):
+    """Canvas names a late file `<name>_LATE_<user id>_<submission id>_<file>` (upper case) and numbers a file
+    handed in again `-1`, `-2` before its extension: `import` matched `_late` only and left every late student
+    out (exit 1), and kept no rule for which of several numbered files counts. Names as a Canvas download of
+    2026 writes them; the students are made up."""
+    download = make_zip(
+        tmp_path / "submissions.zip",
+        {
+            "lialice_LATE_101_48213377_softmax.ipynb": notebook("alice late"),
+            "lialice_LATE_101_48213377_logsumexp.ipynb": notebook("alice lse"),
+            "wangbob_102_48213378_softmax.ipynb": notebook("bob first"),
+            "wangbob_102_48215120_softmax-1.ipynb": notebook("bob second"),
+            "wangbob_102_48215999_softmax-2.ipynb": notebook("bob third"),
+            "wangbob_102_48215999_logsumexp-1.ipynb": notebook("bob lse"),
+            "chenjing_Late_103_48216001_softmax.ipynb": notebook("carol late"),
+            "chenjing_late_104_48216002_softmax.ipynb": notebook("chen2 late"),
+        },
+    )
+    into = tmp_path / "uploads"
+    assert lms_import.main(course, str(download), "01", str(into), None) == 0
+    out = capsys.readouterr().out
+
+    def marker(student: str, name: str = "softmax.ipynb") -> str:
+        return json.loads((into / student / UNIT / name).read_text())["metadata"]["marker"]
+
+    assert (marker("alice"), marker("alice", "logsumexp.ipynb")) == ("alice late", "alice lse")
+    assert (marker("bob"), marker("bob", "logsumexp.ipynb")) == ("bob third", "bob lse")
+    assert (marker("carol"), marker("chen2")) == ("carol late", "chen2 late")
+    assert sorted(p.name for p in (into / "bob" / UNIT).iterdir()) == ["logsumexp.ipynb", "softmax.ipynb"]
+    assert "late according to Canvas: ['alice', 'carol', 'chen2']" in out
+    lines = {line["lms_user"]: line for line in report(into)}
+    assert [lines[u]["late"] for u in ("101", "102", "103", "104")] == ["yes", "", "yes", "yes"]
+    assert lines["102"]["result"].startswith("placed") and "softmax-1.ipynb" in lines["102"]["result"]
+    assert "softmax-2.ipynb" in lines["102"]["result"]  # which one was kept, and which were left out
+
+
+LMS_RECORDS = Path(__file__).resolve().parent / "fixtures" / "lms"  # copies of the formats, made-up students
+
+
+def import_with_times(course: Course, tmp_path: Path, members: dict[str, bytes], records: str) -> Path:
+    """`course import` of a download of `members` with the LMS's `records` of times (exit 0); the class folder."""
+    download = make_zip(tmp_path / "download.zip", members)
+    into = tmp_path / "uploads"
+    assert lms_import.main(course, str(download), "01", str(into), None, "auto", records) == 0
+    return into
+
+
+def timestamps(into: Path) -> dict[str, str]:
+    with (into / "timestamps.csv").open(newline="", encoding="utf-8") as f:
+        return {line["student_id"]: line["timestamp"] for line in csv.DictReader(f) if line["unit"] == UNIT}
+
+
+def test_submission_times_come_from_canvas_submissions_json(course, tmp_path, capsys):
+    """Canvas's REST API submissions (`submitted_at` in UTC, null when unsubmitted): the placed students' times
+    go to the class folder's timestamps.csv, which `course grade --timestamps` reads; a placed student the
+    records lack (a JSON of one page of a paginated answer) is named."""
+    members = {
+        "lialice_LATE_101_48213377_softmax.ipynb": notebook("alice"),
+        "wangbob_102_48213378_softmax-2.ipynb": notebook("bob"),
+        "chenjing_104_48213390_softmax.ipynb": notebook("chen2"),
+    }
+    into = import_with_times(course, tmp_path, members, str(LMS_RECORDS / "canvas_submissions.json"))
+    assert timestamps(into) == {"alice": "2026-03-07T04:12:31+00:00", "bob": "2026-03-06T10:00:05+00:00"}
+    out = capsys.readouterr().out
+    assert "timestamps.csv" in out and "without a time in its records: ['chen2']" in out
+    lines = {line["lms_user"]: line for line in report(into)}
+    assert lines["101"]["submitted_at"] == "2026-03-07T04:12:31+00:00" and lines["104"]["submitted_at"] == ""
+    read = semester.read_timestamps(into / "timestamps.csv", course)  # as `course grade --timestamps` does
+    assert read[("alice", UNIT)] == dt.datetime(2026, 3, 7, 4, 12, 31, tzinfo=dt.UTC)
+
+
+def test_submission_times_come_from_moodles_grading_worksheet_in_the_semesters_zone(course, tmp_path):
+    """Moodle's grading worksheet ("Last modified (submission)", written without an offset in the downloader's
+    zone, "-" for none; a UTF-8 BOM first) read in semester.toml's time zone."""
+    (course.root / "semester.toml").write_text('timezone = "Asia/Shanghai"\n')
+    members = {
+        "Alice Li_3301_assignsubmission_file_/softmax.ipynb": notebook("alice"),
+        "Bob Wang_3302_assignsubmission_file_/softmax.ipynb": notebook("bob"),
+    }
+    worksheet = str(LMS_RECORDS / "moodle_worksheet.csv")
+    into = import_with_times(course, tmp_path, members, worksheet)
+    assert timestamps(into) == {"alice": "2026-03-07T03:03:00+08:00", "bob": "2026-03-06T21:15:00+08:00"}
+    (into / "timestamps.csv").write_text(
+        "student_id,unit,timestamp\nalice,02_other,2026-03-01T00:00:00+00:00\nalice,01_softmax,x\n"
+    )
+    import_with_times(course, tmp_path, members, worksheet)
+    with (into / "timestamps.csv").open(newline="", encoding="utf-8") as f:
+        lines = [(line["student_id"], line["unit"]) for line in csv.DictReader(f)]
+    assert lines == [
+        ("alice", "02_other"),
+        ("alice", UNIT),
+        ("bob", UNIT),
+    ]  # this unit's replaced, others kept
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "said"),
+    [
+        ("times.json", "{not json", "not JSON"),
+        ("times.json", '{"submissions": []}', "not a list of submissions"),
+        ("times.json", '[{"user_id": 101, "submitted_at": "next friday"}]', "submission number 1"),
+        ("times.csv", "Identifier,Status\n", "Last modified (submission)"),
+        ("times.csv", 'Identifier,"Last modified (submission)"\n"Participant 3301",soon\n', "line 2"),
+    ],
+    ids=["canvas-not-json", "canvas-not-a-list", "canvas-bad-time", "moodle-header", "moodle-bad-time"],
+)
+def test_a_malformed_lms_record_is_refused_and_nothing_is_placed(course, tmp_path, name, text, said):
+    layout = "canvas" if name.endswith(".json") else "moodle"
+    member = (
+        "lialice_101_9001_softmax.ipynb"
+        if layout == "canvas"
+        else "Alice Li_3301_assignsubmission_file_x.ipynb"
+    )
+    download = make_zip(tmp_path / "d.zip", {member: notebook("alice")})
+    (tmp_path / name).write_text(text, encoding="utf-8")
+    records = (tmp_path / name, dt.UTC)
+    into = tmp_path / "uploads"
+    with pytest.raises(semester.SettingError, match=re.escape(said)) as caught:
+        lms_import.import_zip(course, download, UNIT, into, course.root / "roster.csv", records=records)
+    assert str(tmp_path / name) in str(caught.value) and "改法" in str(caught.value)
+    assert not into.exists()

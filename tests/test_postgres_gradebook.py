@@ -320,6 +320,7 @@ def test_release_with_the_database_registers_its_units_there(server, tmp_path, m
     checkout = tmp_path / "checkout"
     shutil.copytree(FIXTURE / "source", checkout / "source")
     course = Course(tmp_path / "semester", FIXTURE_COURSE.wrong, code=checkout)
+    course.root.mkdir()  # a new course folder (`course init`)
     monkeypatch.setattr(layout, "open_course", lambda *_: course)
     assert cli.main(["release", UNIT, "--db", url]) == 0
     assert (checkout / "release" / UNIT).is_dir()
@@ -359,10 +360,13 @@ def test_a_regrade_into_postgresql_keeps_the_hand_grade_in_its_feedback(killed_t
         name, points = cell.name, cell.max_score
         cell.manual_score, cell.needs_manual_grade = points, False
         gb.db.commit()
+        judged = sum(g.auto_score or 0 for nb in gb.find_submission(UNIT, "bob").notebooks for g in nb.grades)
+    assert lms.judge_points(course, "bob", UNIT) == judged  # the regrade log's judge part: no hand score
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("FLASH_COURSE_CELL_TIMEOUT", "10")
         (row,) = grade.grade(course, one_student, timeout=300, jobs=1, everything=True)
     assert row.status == "graded" and snapshot(course.db)[("bob", UNIT, "softmax", name)][1] == points
+    assert lms.judge_points(course, "bob", UNIT) == judged
     page = (course.feedback / "bob" / UNIT / "softmax.html").read_text(encoding="utf-8")
     heading = " ".join(re.sub(r"<[^>]*>", " ", page.split(f'name="{name}"', 1)[1]).split())[:200]
     assert f"{points:g} / {points:g}" in heading, heading

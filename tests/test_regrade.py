@@ -14,18 +14,12 @@ import types
 
 import nbgrader.api
 import pytest
+from gradebook_fixture import COURSE_ID, NB, TESTS, UNIT, WRITTEN, unit01_gradebook
 from nbgrader.api import Gradebook
 
 from course import cli, notebooks, release, wrong
 from course.grading import grade, gradebook_db, lms, submissions, worker
 from course.layout import COURSE, Course
-
-UNIT, NB = "01_memory_bottleneck", "memory_bottleneck"
-COURSE_ID = "flash-attention-first-principles"
-WRITTEN, TESTS = (
-    "written_oom_accounting",
-    ("test_standard_attention", "test_memory_model", "test_max_sequence_length"),
-)
 
 
 def gradebook_url(course: Course) -> str:
@@ -41,24 +35,7 @@ def two_gradebooks(tmp_path, monkeypatch):
     before the hand grading (the instructor graded in formgrader while the run went on), graded again."""
     monkeypatch.setattr(nbgrader.api, "get_alembic_version", worker.alembic_head)
     target = tmp_path / "course.db"
-    source_nb = notebooks.read(COURSE.source / UNIT / f"{NB}.ipynb")
-    with Gradebook(f"sqlite:///{target}", COURSE_ID) as gb:
-        gb.add_assignment(UNIT)
-        gb.add_notebook(NB, UNIT)
-        for cell in source_nb.cells:
-            meta = notebooks.meta(cell)
-            if meta.get("grade"):
-                gb.add_grade_cell(
-                    meta["grade_id"], NB, UNIT, max_score=meta["points"], cell_type=cell.cell_type
-                )
-            if meta.get("solution"):
-                gb.add_solution_cell(meta["grade_id"], NB, UNIT)
-        gb.add_student("alice")
-        gb.add_submission(UNIT, "alice")
-        for name, score in zip(TESTS, (3.0, 4.0, 2.0), strict=True):
-            gb.find_grade(name, NB, UNIT, "alice").auto_score = score
-            gb.find_grade(name, NB, UNIT, "alice").needs_manual_grade = False
-        gb.db.commit()
+    unit01_gradebook(f"sqlite:///{target}", {"alice": None})
     private = tmp_path / "private.db"
     shutil.copyfile(target, private)
     with Gradebook(f"sqlite:///{target}", COURSE_ID) as gb:  # formgrader, meanwhile
@@ -271,3 +248,44 @@ def test_hand_grades_survive_a_regrade_a_later_run_and_the_export(tmp_path, monk
         (line,) = csv.DictReader(f)
     assert line["flagged"] == "yes" and "review" in line["flag_reasons"]
     assert exported(course, tmp_path) == expected_export
+
+
+def test_the_regrade_log_tells_the_judges_change_from_a_hand_change(tmp_path, monkeypatch):
+    """`course regrade` logged "changed 9 -> 11.5" where the judge's result had not changed: the 2.5 was a hand
+    score given after grading. The log now says what the judge gave before and after. Grading itself is a
+    stand-in here (it writes what a regrade would: the gradebook's autograded scores and grades.csv's line)."""
+    monkeypatch.setattr(nbgrader.api, "get_alembic_version", worker.alembic_head)
+    course = Course(tmp_path, COURSE.wrong)
+    course.source.symlink_to(COURSE.source)
+    (course.submitted / "alice" / UNIT).mkdir(parents=True)
+    unit01_gradebook(gradebook_url(course), {"alice": None})
+    grade.write_csv(
+        [grade.Row("alice", UNIT, 12, 9)], course.root / "grades.csv", lambda row: {"final_score": "9"}
+    )
+    with Gradebook(gradebook_url(course), COURSE_ID) as gb:  # formgrader, after grading
+        written = gb.find_grade(WRITTEN, NB, UNIT, "alice")
+        written.manual_score, written.needs_manual_grade = 2.5, False
+        gb.db.commit()
+
+    def regrading(judged: float, final: str):
+        def stand_in(*args, **kwargs):
+            with Gradebook(gradebook_url(course), COURSE_ID) as gb:
+                gb.find_grade(TESTS[1], NB, UNIT, "alice").auto_score = judged
+                gb.db.commit()
+            line = grade.Row("alice", UNIT, 12, float(final))
+            grade.write_csv([line], course.root / "grades.csv", lambda row: {"final_score": final})
+
+        return stand_in
+
+    monkeypatch.setattr(cli, "_course", lambda db=None: course)
+    request = argparse.Namespace(
+        student="alice", unit="01", reason="r", outcome="", timeout=None, db=None, ray=None
+    )
+    monkeypatch.setattr(grade, "grade", regrading(4.0, "11.5"))  # the judge gives what it gave
+    assert cli.run_regrade(request) == 0
+    monkeypatch.setattr(grade, "grade", regrading(1.0, "8.5"))  # the judge now takes 3 points off
+    assert cli.run_regrade(request) == 0
+    with (course.root / "regrades.csv").open(newline="") as f:
+        first, second = (line["outcome"] for line in csv.DictReader(f))
+    assert "judge unchanged (9)" in first and "9 -> 11.5" in first and "hand" in first, first
+    assert "judge changed 9 -> 6" in second and "11.5 -> 8.5" in second, second

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from course import ROOT
+from course import ROOT, doctor
 from course.grading import grade, overlay, semester
 from course.layout import COURSE, Course
 
@@ -411,3 +411,85 @@ def test_an_extension_granted_after_grading_needs_no_regrade(tmp_path, capsys):
     lms.export(course, None, None, None, "idnumber")
     assert (line()["late"], line()["penalty_rate"], line()["final_score"]) == ("", "0", "8")
     assert line()["submitted_at"] == when.isoformat(timespec="seconds")
+
+
+def test_an_extension_for_a_student_not_in_the_roster_is_an_error_naming_the_nearest_id(
+    tmp_path, monkeypatch, capsys
+):
+    """A mistyped id (`[extensions.wangmx]` for wangmq) used to pass `check` and be ignored: the student was
+    exported at 10 instead of 12.5. It is refused by `check`, before grading and before the export."""
+    from course import cli
+
+    course = Course(tmp_path, COURSE.wrong)
+    course.source.symlink_to(COURSE.source)
+    (tmp_path / "roster.csv").write_text("student_id,name\nwangmq,Wang Mingqi\nalice,Alice Li\n")
+    write_semester(tmp_path, '[due]\n"06" = 2026-03-06T23:59:00\n\n[extensions.wangmx]\n"06" = 2\n')
+    message = setting_error(tmp_path / "semester.toml", course)
+    assert "line 4" in message and "wangmx" in message and "wangmq" in message and "roster.csv" in message
+
+    monkeypatch.setenv("FLASH_COURSE_DIR", str(tmp_path))
+    monkeypatch.delenv("FLASH_COURSE_SEMESTER", raising=False)
+    assert cli.main(["check"]) == 1
+    assert "wangmq" in capsys.readouterr().out
+    upload = tmp_path / "class" / "wangmq" / "06_flash_attention_pytorch"
+    upload.mkdir(parents=True)
+    with pytest.raises(semester.SettingError, match="wangmq"):
+        grade.grade(course, tmp_path / "class", sandbox="none")  # the sandbox is not what is tested
+    assert not course.submitted.exists() and not course.gradebook.exists()
+    grade.write_csv([grade.Row("wangmq", "06_flash_attention_pytorch", 20, 10)], tmp_path / "grades.csv")
+    from course.grading import lms
+
+    with pytest.raises(semester.SettingError, match="wangmq"):
+        lms.export(course, None, None, None, "idnumber")
+
+
+def test_a_pair_with_a_due_date_but_no_submission_time_is_named_never_silently_on_time(tmp_path, capsys):
+    """A zip upload without a --timestamps line for it used to be graded on time without a word: it is flagged,
+    so the summary lists it among the pairs that need a look."""
+    course = Course(tmp_path, COURSE.wrong)
+    course.source.symlink_to(COURSE.source)
+    policy = semester.load_policy(write_semester(tmp_path, SEMESTER), course)
+    unit06, unit01 = "06_flash_attention_pytorch", "01_memory_bottleneck"
+    stamped = course.submitted / "carol" / unit06
+    stamped.mkdir(parents=True)
+    (stamped / "timestamp.txt").write_text("2026-03-06 15:04:05 UTC")
+    rows = [grade.Row(s, u, 20, 20) for s, u in (("alice", unit06), ("carol", unit06), ("dave", unit01))]
+    times = grade.submission_times(course, rows, {}, policy)
+    assert times[("alice", unit06)] is None and times[("carol", unit06)] is not None
+    assert [bool(row.flags) for row in rows] == [True, False, False]  # unit 01 has no due date
+    assert "no submission time" in rows[0].flags[0] and "--timestamps" in rows[0].flags[0]
+    grade.print_summary(rows)
+    out = capsys.readouterr().out
+    assert "1 need a look" in out and "alice" in out and "no submission time" in out
+
+
+def test_an_overlay_judge_that_fails_to_load_is_named_with_its_own_error(monkeypatch, tmp_path):
+    """A private overlay written against the old `course.overlay` path stopped grading with "nbgrader could not
+    register unit" and no cause: its own error, file and the new path are named, before anything is placed."""
+    folder = tmp_path / "overlay"
+    (folder / "judge").mkdir(parents=True)
+    (folder / "judge" / "unit06.py").write_text(
+        OVERLAY_JUDGE.replace("course.grading.overlay", "course.overlay")
+    )
+    monkeypatch.setenv(overlay.ENV, str(folder))
+    with pytest.raises(ValueError) as caught:
+        overlay.check()
+    said = str(caught.value)
+    assert (
+        "unit06.py" in said
+        and "No module named 'course.overlay'" in said
+        and "course.grading.overlay" in said
+    )
+    assert "覆盖层" in said and "overlay" in said
+    course = Course(tmp_path / "course", COURSE.wrong)
+    course.source.parent.mkdir()
+    course.source.symlink_to(COURSE.source)
+    (tmp_path / "class" / "alice" / "06_flash_attention_pytorch").mkdir(parents=True)
+    with pytest.raises(ValueError, match="unit06.py"):
+        grade.grade(course, tmp_path / "class", sandbox="none")
+    assert not course.submitted.exists() and not course.gradebook.exists()
+    lines, fatal = doctor.settings_lines(course, None)  # `course check` says so too
+    assert fatal and "unit06.py" in lines[-1]
+    (folder / "judge" / "unit06.py").write_text("import torch\n")  # no UNIT
+    with pytest.raises(ValueError, match="UNIT"):
+        overlay.check()

@@ -34,7 +34,7 @@ from tqdm import tqdm
 
 import utils
 from course import notebooks
-from course.grading import gradebook_db, intake, lms, semester, similarity, stats
+from course.grading import gradebook_db, intake, lms, overlay, semester, similarity, stats
 from course.grading.atomic import replace_text
 from course.grading.pool import Job, LocalPool, NotGraded, RayPool, open_pool
 from course.grading.runner import run_job
@@ -145,7 +145,8 @@ def default_timeout() -> int:
 
 
 def max_points(path: Path) -> float:
-    return float(sum(notebooks.graded_points(notebooks.read(path)).values()))
+    """The notebook's points: its test cells' and its cells graded by hand."""
+    return float(sum(notebooks.all_points(notebooks.read(path)).values()))
 
 
 def unit_points(course: Course, unit: str) -> float:
@@ -257,8 +258,6 @@ class Round:
 def grading_salt(course: Course) -> str:
     """The course's grading-round salt (the overlay's, else `.grading_salt`, made once): a regrade sees the same
     hidden inputs."""
-    from course.grading import overlay
-
     if (private := overlay.salt()) is not None:
         return private
     path = course.root / ".grading_salt"
@@ -328,7 +327,8 @@ def grade_pair(
             continue
         row.score += sum(score for score, _ in entry["scores"].values())
         row.cells.update({f"{nb}/{gid}": score for gid, (score, _) in entry["scores"].items()})
-        row.checks.update(stats.cell_checks(nb, entry))
+        hand = notebooks.all_points(notebooks.read(course.source / unit / nb), hand_only=True)
+        row.checks.update(stats.cell_checks(nb, entry, hand))
         judged = entry.get("judge") or {}
         row.seconds[nb] = entry.get("seconds", 0.0)
         if judged:
@@ -701,6 +701,7 @@ def grade(
     timeout = timeout or default_timeout()
     judge_sandbox.choose(sandbox)  # no isolation here: refused before anything is graded
     gradebook_db.settle(course)  # a wrong URL or password, another database: refused before grading
+    overlay.check()  # a private judge that fails to load, named with its own error
     no_world_writable()
     policy = semester.load_policy(semester.semester_path(course), course)
     uploads = semester.read_timestamps(selection.timestamps, course, policy.zone)
@@ -751,7 +752,7 @@ def grade(
         for row, found in zip(rows, intakes, strict=True):
             row.flags += found.notes + similarity.saved_flags(course, row.student, row.unit)
         flag_unlisted(rows, roster)
-        times = submission_times(course, rows, uploads, policy.zone)
+        times = submission_times(course, rows, uploads, policy)
         columns = grade_columns(policy, times, semester.provenance(salt, version))
         write_csv(rows, course.root / "grades.csv", columns, keep_others=selection.narrowed)
         stats.write_checks(rows, course.root / stats.CHECKS_FILE, keep_others=selection.narrowed)
@@ -826,19 +827,28 @@ def not_graded(course: Course, pair: tuple[str, str], refused: str | None) -> Ro
 
 
 def submission_times(
-    course: Course, rows: list[Row], uploads: dict[tuple[str, str], dt.datetime], zone: dt.tzinfo
+    course: Course, rows: list[Row], uploads: dict[tuple[str, str], dt.datetime], policy: semester.Policy
 ) -> dict[tuple[str, str], dt.datetime | None]:
-    """Each row's submission time (None: unknown; without an offset: in `zone`); a time that cannot be read is
-    flagged on its row only."""
+    """Each row's submission time (None: unknown; without an offset: in the policy's zone); a time that cannot be
+    read, or none known for a unit with a due date (counted on time), is flagged on its row only."""
     times = {}
     for row in rows:
         try:
-            times[row.student, row.unit] = semester.submission_time(
-                course, row.student, row.unit, uploads, zone
+            times[row.student, row.unit] = when = semester.submission_time(
+                course, row.student, row.unit, uploads, policy.zone
             )
         except (OSError, ValueError, OverflowError) as error:
             times[row.student, row.unit] = None
             row.flags.append(f"unreadable submission time (timestamp.txt): {error}")
+            continue
+        if when is None and (due := policy.due_for(row.student, row.unit)) is not None:
+            due_text = due.isoformat(timespec="minutes")
+            row.flags.append(
+                bilingual(
+                    f"没有提交时间（截止 {due_text}）：按按时提交计；用 --timestamps 给出时间",
+                    f"no submission time (due {due_text}): counted as on time; give it with --timestamps",
+                )
+            )
     return times
 
 
@@ -909,6 +919,8 @@ def main(
     verbose: bool = False,
     ray: str | None = None,
 ) -> int:
+    for warning in semester.missing_files(course):
+        print(warning)
     if preview:
         rows = feedback_only(course, Path(submissions), timeout, jobs, sandbox, selection, ray)
         print_summary(rows, verbose)

@@ -204,13 +204,14 @@ def snapshot(source_url: str, path: Path, pair: tuple[str, str] | None = None) -
 
 
 @contextlib.contextmanager
-def readable(course: Course):
-    """A SQLite file holding the course's gradebook as it is now (itself, or a copy of the database)."""
+def readable(course: Course, pair: tuple[str, str] | None = None):
+    """A SQLite file holding the course's gradebook as it is now (itself, or a copy of the database; `pair`: of the
+    students' work, only that pair's, `save_copy`)."""
     if not course.db:
         yield course.gradebook
         return
     with tempfile.TemporaryDirectory(prefix="course-gradebook-") as tmp:
-        save_copy(course, Path(tmp) / "gradebook.db")
+        save_copy(course, Path(tmp) / "gradebook.db", pair)
         yield Path(tmp) / "gradebook.db"
 
 

@@ -59,7 +59,7 @@ def columns(course: Course, units: list[str]) -> list[Column]:
             for cell in notebooks.read(course.source / unit / name).cells:
                 meta = notebooks.meta(cell)
                 if meta.get("grade"):
-                    manual = cell.cell_type != "code" or bool(meta.get("solution"))
+                    manual = notebooks.is_hand_graded(cell)
                     found.append(Column(unit, name, meta["grade_id"], float(meta.get("points", 0)), manual))
     return found
 
@@ -77,6 +77,18 @@ def gradebook_scores(path: Path) -> dict[tuple[str, str, str, str], float | None
         else float(manual if manual is not None else auto) + float(extra or 0)
         for student, unit, notebook, cell, auto, manual, extra in found
     }
+
+
+def judge_points(course: Course, student: str, unit: str) -> float | None:
+    """What the judge gave the pair: its autograded scores, without hand scores or extra credit (None: the
+    gradebook has no such submission)."""
+    with gradebook_db.readable(course, (student, unit)) as gradebook:
+        if not gradebook.is_file():
+            return None
+        with sqlite3.connect(f"file:{gradebook}?mode=ro", uri=True) as db:
+            where = " WHERE sa.student_id = ? AND a.name = ?"
+            found = db.execute(QUERY + where, (student, unit)).fetchall()
+    return sum(float(auto or 0) for *_, auto, _, _ in found) if found else None
 
 
 def penalty_rates(course: Course) -> dict[tuple[str, str], float]:
@@ -170,7 +182,7 @@ def write_cells(course: Course, path: Path | None = None) -> Path:
 
 
 ROSTER_COLUMNS = ["student_id", "name", "email", "sis_login_id", "canvas_id", "section", "idnumber"]
-ROSTER_FILE = "roster.csv"
+ROSTER_FILE = semester.ROSTER_FILE
 
 
 def course_roster(course: Course) -> dict[str, dict[str, str]] | None:

@@ -1,14 +1,15 @@
 """`python -m course import LMS_ZIP --unit UNIT --into FOLDER`: an LMS's bulk download of one assignment placed as
 `FOLDER/<student>/<unit>/<notebook>.ipynb`, the class folder `course grade` takes.
 
-Canvas's "Download Submissions" names each file `<lastfirst>_<user id>_<submission id>_<file>` (`<lastfirst>_late_…`
-for a late one); Moodle's "Download all submissions" names a folder `<Full Name>_<participant id>_assignsubmission_
+Canvas's "Download Submissions" names each file `<lastfirst>_<user id>_<submission id>_<file>` (`<lastfirst>_LATE_…`
+for a late one, in any case); Moodle's "Download all submissions" names a folder `<Full Name>_<participant id>_assignsubmission_
 file_/` per student (or, unfolded, prefixes each file with it). The roster (`roster.csv`, see course/grading/lms.py)
 says who is who: Canvas's user id is its `canvas_id`; Moodle's participant id changes with every assignment, so a
 Moodle student is found by the roster's `name` as people read it (NFKC, case, spaces, zero-width characters):
 a name read as two roster names, or read as one but written otherwise (a no-break space, the Kelvin sign: how a
-classmate poses as another), is refused naming them. A file whose LMS added a `-1` to its name, or
-the one notebook of a one-notebook unit under another name, takes the unit's notebook name.
+classmate poses as another), is refused naming them. A file whose LMS added a `-1` to its name, or the one notebook
+of a one-notebook unit under another name, takes the unit's notebook name; of several files taking one name (handed
+in again: `-1`, `-2`), the last is placed and the others are listed in the report.
 
 The zip is read member by member through intake (course/grading/intake.py): its limits, refusals and atomic
 placing hold here too, and the download itself is never changed. A student the roster does not know, a file in
@@ -20,24 +21,27 @@ times to `course grade --timestamps`.
 from __future__ import annotations
 
 import csv
+import datetime as dt
 import re
 import unicodedata
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from course.grading import intake, lms
+from course.grading import intake, lms, lms_times, semester
 from course.layout import Course
 from course.neutral import cell, visible
 from utils.messages import bilingual
 
-CANVAS = re.compile(r"(?P<name>[^_/]+?)(?P<late>_late)?_(?P<user>\d+)_\d+_(?P<file>[^/]+)")
+CANVAS = re.compile(r"(?P<name>[^_/]+?)(?P<late>(?i:_late))?_(?P<user>\d+)_\d+_(?P<file>[^/]+)")
+# An LMS's number on a file handed in again under the same name (`softmax-2.ipynb`: the third).
+RESUBMITTED = re.compile(r"-(\d+)(?=\.ipynb$)")
 MOODLE = re.compile(r"(?P<name>[^/]+?)_(?P<user>\d+)_assignsubmission_(?P<plugin>[a-z]+)_/*(?P<file>.+)")
 # Moodle's mark between a name and a file; twice in a member's first part, a student's name (which Moodle may let
 # them edit) or file name holds it, and the member might parse as another participant's: it is left out.
 MOODLE_MARK = re.compile(r"_\d+_assignsubmission_")
 LAYOUTS = ("canvas", "moodle")
-REPORT_COLUMNS = ["lms_user", "lms_name", "student_id", "unit", "files", "late", "result"]
+REPORT_COLUMNS = ["lms_user", "lms_name", "student_id", "unit", "files", "late", "submitted_at", "result"]
 
 
 @dataclass
@@ -50,6 +54,8 @@ class Submitter:
     members: list[tuple[str, zipfile.ZipInfo]] = field(default_factory=list)  # (original name, entry)
     student: str = ""  # the course's id, once the roster knows them
     result: str = ""  # "placed", or why not (bilingual)
+    older: list[str] = field(default_factory=list)  # files left out for a later resubmission of the same name
+    submitted: dt.datetime | None = None  # when, by the LMS's records (`--times`)
 
 
 def detect(names: list[str]) -> str:
@@ -176,17 +182,52 @@ def notebook_name(original: str, notebooks: list[str], only_notebook: bool) -> s
     notebook of a one-notebook unit), else its own."""
     if not original.endswith(".ipynb") or original in notebooks:
         return original
-    unnumbered = re.sub(r"-\d+(?=\.ipynb$)", "", original)
-    if unnumbered in notebooks:
-        return unnumbered
+    if unnumbered(original) in notebooks:
+        return unnumbered(original)
     return notebooks[0] if only_notebook and len(notebooks) == 1 else original
 
 
+def unnumbered(original: str) -> str:
+    return RESUBMITTED.sub("", original)
+
+
+def resubmission(member: tuple[str, zipfile.ZipInfo]) -> tuple[int, tuple]:
+    """How late a file (its original name, its entry) was handed in among those of one name: the LMS's number
+    (`-2` after `-1` after none), then the time the zip gives it."""
+    original, info = member
+    number = RESUBMITTED.search(original)
+    return (int(number[1]) if number else 0, info.date_time)
+
+
 def upload(archive: zipfile.ZipFile, person: Submitter, unit: str, notebooks: list[str]) -> intake.Upload:
-    ipynb = [name for name, _ in person.members if name.endswith(".ipynb")]
-    members = [(notebook_name(name, notebooks, len(ipynb) == 1), info) for name, info in person.members]
+    """The submitter's files as the unit's: of several taking one name (resubmissions), the latest; the others
+    are listed in `person.older`."""
+    only = len({unnumbered(name) for name, _ in person.members if name.endswith(".ipynb")}) == 1
+    latest: dict[str, tuple[str, zipfile.ZipInfo]] = {}
+    for original, info in person.members:
+        name = notebook_name(original, notebooks, only)
+        if name in latest:
+            older, latest[name] = sorted([latest[name], (original, info)], key=resubmission)
+            person.older.append(older[0])
+        else:
+            latest[name] = (original, info)
+    members = [(name, info) for name, (_, info) in latest.items()]
     path = f"{person.student}/{unit}"
     return intake.Upload(person.student, unit, lambda: intake.member_files(archive, members, path))
+
+
+def older_note(person: Submitter) -> list[str]:
+    """The note of the files left out for a later resubmission, naming the ones kept (none: no note)."""
+    if not person.older:
+        return []
+    kept = sorted(visible(name) for name, _ in person.members if name not in person.older)
+    older = sorted(visible(name) for name in person.older)
+    return [
+        bilingual(
+            f"同名文件取最后一次提交 {', '.join(kept)}，略过 {', '.join(older)}",
+            f"of files of one name the last handed in, {', '.join(kept)}, kept; left out: {', '.join(older)}",
+        )
+    ]
 
 
 def write_report(path: Path, people: list[Submitter], stray: list[str], unit: str) -> None:
@@ -195,10 +236,14 @@ def write_report(path: Path, people: list[Submitter], stray: list[str], unit: st
         writer.writerow(REPORT_COLUMNS)
         for p in people:
             files = " | ".join(name for name, _ in p.members)
-            row = [p.user, p.name, p.student, unit, files, "yes" if p.late else "", p.result]
+            late, when = (
+                "yes" if p.late else "",
+                p.submitted.isoformat(timespec="seconds") if p.submitted else "",
+            )
+            row = [p.user, p.name, p.student, unit, files, late, when, p.result]
             writer.writerow(map(cell, row))
         for name in stray:
-            writer.writerow(map(cell, ["", "", "", unit, name, "", "left out: not in the LMS's layout"]))
+            writer.writerow(map(cell, ["", "", "", unit, name, "", "", "left out: not in the LMS's layout"]))
 
 
 def import_zip(
@@ -209,16 +254,20 @@ def import_zip(
     roster_path: Path,
     layout: str = "auto",
     limits: intake.Limits | None = None,
+    records: tuple[Path, dt.tzinfo] | None = None,
 ) -> tuple[list[Submitter], list[str]]:
     """Place the download's notebooks into `into/<student>/<unit>/` (`unit` by its full name): every student
-    found, with the result, and the files in neither layout (left out)."""
+    found, with the result, and the files in neither layout (left out). `records`: the LMS's record of submission
+    times and the zone of those written without an offset (course/grading/lms_times.py), read before anything is
+    placed; the placed students' times go to `into/timestamps.csv`."""
     roster = lms.read_roster(roster_path)
     if not zipfile.is_zipfile(download):
         raise ValueError(bilingual(f"不是 zip 文件：{download}", f"not a zip file: {download}"))
-    into.mkdir(parents=True, exist_ok=True)
     with zipfile.ZipFile(download) as archive:
         if layout == "auto":
             layout = detect([info.filename for info in archive.infolist() if not info.is_dir()])
+        times = lms_times.read_times(records[0], layout, records[1]) if records else {}
+        into.mkdir(parents=True, exist_ok=True)
         people, stray = submitters(archive, layout)
         identify(people, roster, layout)
         for person in people:
@@ -235,7 +284,11 @@ def import_zip(
             except intake.Refused as error:
                 person.result = str(error)
             else:
-                person.result = "; ".join(["placed", *notes])
+                person.result = "; ".join(["placed", *notes, *older_note(person)])
+                person.submitted = times.get(person.user)
+    if records:
+        placed = {p.student: p.submitted for p in people if p.result.startswith("placed") and p.submitted}
+        lms_times.write_times(into, unit, placed)
     write_report(report_path(into, unit), people, stray, unit)
     return people, stray
 
@@ -245,12 +298,21 @@ def report_path(into: Path, unit: str) -> Path:
 
 
 def main(
-    course: Course, download: str, unit: str, into: str, roster: str | None, layout: str = "auto"
+    course: Course,
+    download: str,
+    unit: str,
+    into: str,
+    roster: str | None,
+    layout: str = "auto",
+    times: str | None = None,
 ) -> int:
-    """`python -m course import`: place, then say what was not placed and who was late; 1 if anything was not."""
+    """`python -m course import`: place, then say what was not placed, who was late and whose time the LMS's
+    records (`times`) lack; 1 if anything was not placed."""
     roster_path = Path(roster) if roster else course.root / "roster.csv"
     target, (unit,) = Path(into), course.select([unit])
-    people, stray = import_zip(course, Path(download), unit, target, roster_path, layout)
+    zone = semester.load_policy(semester.semester_path(course), course).zone  # of Moodle's times
+    records = (Path(times), zone) if times else None
+    people, stray = import_zip(course, Path(download), unit, target, roster_path, layout, records=records)
     placed = [p for p in people if p.result.startswith("placed")]
     problems = [p for p in people if not p.result.startswith("placed")]
     print(bilingual(f"已放入 {target}：{len(placed)} 名学生", f"placed in {target}: {len(placed)} students"))
@@ -258,11 +320,21 @@ def main(
         print(visible(f"{person.name} ({person.user}): {person.result}"))
     for name in stray:
         print(bilingual(f"略过（不是 LMS 的格式）：{name}", f"left out (not in the LMS's layout): {name}"))
-    if late := [p.student or p.name for p in people if p.late]:
+    if records:
+        untimed = [p.student for p in placed if p.submitted is None]
         print(
             bilingual(
-                f"Canvas 标为迟交：{late}；下载中没有提交时间：用 course grade --timestamps 给出",
-                f"late according to Canvas: {late}; the download has no times: give them to course grade --timestamps",
+                f"LMS 记录的提交时间写入 {target / lms_times.TIMES_FILE}（交给 course grade --timestamps）；"
+                f"记录中没有时间的学生：{untimed}",
+                f"the LMS's submission times are in {target / lms_times.TIMES_FILE} (for course grade "
+                f"--timestamps); students without a time in its records: {untimed}",
+            )
+        )
+    elif late := [p.student or p.name for p in people if p.late]:
+        print(
+            bilingual(
+                f"Canvas 标为迟交：{late}；下载中没有提交时间：用 --times 给出 LMS 的记录",
+                f"late according to Canvas: {late}; the download has no times: give the LMS's records with --times",
             )
         )
     report = report_path(target, unit)

@@ -44,16 +44,40 @@ def salt() -> str | None:
 
 
 def load_units(folder: Path) -> dict:
-    """{notebook: Unit} of the overlay's judge modules (`judge/*.py`, each defining UNIT)."""
+    """{notebook: Unit} of the overlay's judge modules (`judge/*.py`, each defining UNIT); a module that fails to
+    load is a ValueError naming its file and its own error."""
     found = {}
     for path in sorted((folder / "judge").glob("*.py")):
         name = f"flash_course_overlay.{path.stem}"
         spec = importlib.util.spec_from_file_location(name, path)
         module = importlib.util.module_from_spec(spec)
         sys.modules[name] = module
-        spec.loader.exec_module(module)
-        found[module.UNIT.notebook] = module.UNIT
+        try:
+            spec.loader.exec_module(module)
+            found[module.UNIT.notebook] = module.UNIT
+        except Exception as error:  # the instructor's own code: whatever it raises is named, with its file
+            raise load_error(path, error) from error
     return found
+
+
+def load_error(path: Path, error: Exception) -> ValueError:
+    """The bilingual error of an overlay judge module that fails to load: its file, its own error, and where
+    `copy_unit` lives now (overlays written for the course before it moved imported `course.overlay`)."""
+    said = f"{type(error).__name__}: {error}"
+    return ValueError(
+        bilingual(
+            f"覆盖层的评审模块 {path} 无法加载：{said}（它必须定义 UNIT；copy_unit 在 course.grading.overlay 中）",
+            f"the overlay's judge module {path} fails to load: {said} (it must define UNIT; copy_unit is in "
+            "course.grading.overlay)",
+        )
+    )
+
+
+def check() -> list[str]:
+    """Load the overlay's judges here, before any grading (each nbgrader run loads them again): an error names its
+    module. The notebooks they judge."""
+    folder = directory()
+    return sorted(load_units(folder)) if folder else []
 
 
 def activate() -> list[str]:

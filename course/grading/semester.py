@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import csv
 import datetime as dt
+import difflib
 import hashlib
 import importlib.metadata
 import json
@@ -56,6 +57,7 @@ from course.neutral import cell
 from utils.messages import bilingual
 
 SEMESTER_FILE = "semester.toml"
+ROSTER_FILE = "roster.csv"  # the course's one list of students (course.grading.lms)
 LOCK_FILE = "semester.lock.json"
 DAY = dt.timedelta(days=1)
 
@@ -182,8 +184,8 @@ def line_of(text: str, table: str, key: str | None = None) -> int | None:
 class SemesterFile:
     """semester.toml read for checking: each error names its line."""
 
-    def __init__(self, path: Path, course: Course):
-        self.path, self.course = path, course
+    def __init__(self, path: Path, course: Course, roster: dict[str, dict[str, str]] | None = None):
+        self.path, self.course, self.roster = path, course, roster
         self.text = path.read_text(encoding="utf-8")
         try:
             self.data = tomllib.loads(self.text)
@@ -276,6 +278,22 @@ class SemesterFile:
             ) from None
         return unit
 
+    def student(self, student: str) -> None:
+        """A student id of the file (`[extensions.ID]`) is one of the roster's (when the course has a roster)."""
+        if self.roster is None or student in self.roster:
+            return
+        near = difflib.get_close_matches(student, list(self.roster), n=1)
+        guess = (f"（最接近的是 {near[0]}）", f" (the nearest is {near[0]})") if near else ("", "")
+        raise self.error(
+            "extensions",
+            student,
+            (
+                f"学生 {student!r} 不在名单 {ROSTER_FILE} 中{guess[0]}：这项延期不会用上",
+                f"the student {student!r} is not in {ROSTER_FILE}{guess[1]}: this extension would never apply",
+            ),
+            ("写名单中的 student_id", "write the roster's student_id"),
+        )
+
     def time(self, table: str, name: str, value, zone: dt.tzinfo) -> dt.datetime:
         try:
             return parse_time(value, zone)
@@ -305,6 +323,7 @@ class SemesterFile:
         extensions = {}
         for student, units in self.table("extensions").items():
             table = f"extensions.{student}"
+            self.student(student)
             if not isinstance(units, dict):
                 raise self.error(
                     "extensions",
@@ -366,10 +385,39 @@ class SemesterFile:
 
 
 def load_policy(path: Path, course: Course) -> Policy:
-    """The semester's policy from its TOML file, every setting checked (no file: no due dates)."""
+    """The semester's policy from its TOML file, every setting checked, each student id against the course's
+    roster when it has a valid one (a broken roster is its own error, `lms.read_roster`) (no file: no due dates)."""
     if not path.is_file():
         return Policy()
-    return SemesterFile(path, course).policy()
+    from course.grading import lms  # it reads the roster with this module's errors
+
+    try:
+        roster = lms.course_roster(course)
+    except SettingError:
+        roster = None
+    return SemesterFile(path, course, roster).policy()
+
+
+def missing_files(course: Course) -> list[str]:
+    """A bilingual warning for each of the semester's own files the course folder lacks (a new or mistyped folder
+    grades without them: no student checked, no LMS export, no due dates, no late penalty)."""
+    missing = []
+    if not (course.root / ROSTER_FILE).is_file():
+        missing.append(
+            bilingual(
+                f"警告：课程文件夹 {course.root} 中没有名单 {ROSTER_FILE}：学生 id 不做检查，也不能导出到 LMS",
+                f"warning: the course folder {course.root} has no roster {ROSTER_FILE}: no student id is checked "
+                "and no LMS export is possible",
+            )
+        )
+    if not semester_path(course).is_file():
+        missing.append(
+            bilingual(
+                f"警告：没有学期文件 {semester_path(course)}：没有截止时间，也没有迟交扣分",
+                f"warning: no semester file {semester_path(course)}: no due dates and no late penalty",
+            )
+        )
+    return missing
 
 
 TIMESTAMP_COLUMNS = ["student_id", "unit", "timestamp"]
@@ -596,12 +644,32 @@ def final_score(course: Course, student: str, unit: str) -> str:
     return ""
 
 
+def regrade_outcome(before: str, after: str, judged: tuple[str, str] | None = None) -> str:
+    """What a regrade changed: the final score `before` -> `after` and, given `judged` (what the judge gave before
+    and after), whether the judge changed it or hand grades (or the late work) did."""
+    scores = f"{before or '-'} -> {after or '-'}"
+    if judged is None:
+        return "unchanged" if before == after else f"changed {scores}"
+    if judged[0] != judged[1]:
+        return f"judge changed {judged[0] or '-'} -> {judged[1] or '-'}; final score {scores}"
+    if before == after:
+        return "unchanged"
+    return f"judge unchanged ({judged[0] or '-'}); final score {scores} by hand grades or late work"
+
+
 def record_regrade(
-    course: Course, student: str, unit: str, reason: str, before: str, after: str, outcome: str = ""
+    course: Course,
+    student: str,
+    unit: str,
+    reason: str,
+    before: str,
+    after: str,
+    outcome: str = "",
+    judged: tuple[str, str] | None = None,
 ) -> dict[str, str]:
-    """Append a regrade request with its outcome to regrades.csv; the entry written."""
-    if not outcome:
-        outcome = "unchanged" if before == after else f"changed {before or '-'} -> {after or '-'}"
+    """Append a regrade request with its outcome (by default `regrade_outcome`) to regrades.csv; the entry
+    written."""
+    outcome = outcome or regrade_outcome(before, after, judged)
     entry = dict(
         zip(
             REGRADE_COLUMNS,

@@ -3,7 +3,8 @@
 `course grade` keeps, for each graded (student, unit), whether each property the judge judged held (the
 judge's summary, `course.judge.preprocessor`) and, for a test cell that nbgrader's own tests grade, whether
 the cell earned its points: one line each in `checks.csv` beside `grades.csv`, written with it at the end of
-the run (a run narrowed to some students or units keeps the other lines). `stats` counts, per unit, how often
+the run (a run narrowed to some students or units keeps the other lines). A cell graded by hand is not judged
+there: `stats` reads its hand scores from the gradebook as they are then. `stats` counts, per unit, how often
 each property failed across the class: a table, and a bar plot for the next lecture.
 """
 
@@ -12,7 +13,7 @@ from __future__ import annotations
 import csv
 import textwrap
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,19 +24,45 @@ from utils.messages import bilingual
 CHECKS_FILE = "checks.csv"
 CHECKS_COLUMNS = ["student_id", "unit", "notebook", "cell", "property", "passed"]
 WHOLE_CELL = ""  # the property of a test cell graded by nbgrader's own tests: the cell earned its points
+HAND = "人工评分满分 · full marks by hand"  # the property of a cell graded by hand (`hand_lines`)
 
 
-def cell_checks(notebook: str, entry: dict) -> dict[str, dict[str, bool]]:
+def cell_checks(notebook: str, entry: dict, hand: Collection[str] = ()) -> dict[str, dict[str, bool]]:
     """{"notebook/grade_id": {property: passed}} of one graded notebook (the worker's entry): the properties
     the judge judged; for the other test cells, whether the cell earned its points, when the notebook ran to
-    its end (a timeout or a dead kernel says nothing of the cells it never reached)."""
+    its end (a timeout or a dead kernel says nothing of the cells it never reached). The cells graded by hand
+    (`hand`) are left out: `stats` reads them from the gradebook (`hand_lines`), where their grades are."""
     judged = (entry.get("judge") or {}).get("properties", {})
     checks = {f"{notebook}/{gid}": dict(properties) for gid, properties in judged.items() if properties}
     if entry.get("status") == "graded":
         for gid, (score, points) in entry.get("scores", {}).items():
-            if gid not in judged:
+            if gid not in judged and gid not in hand:
                 checks[f"{notebook}/{gid}"] = {WHOLE_CELL: score >= points}
     return checks
+
+
+def hand_lines(found) -> list[dict[str, str]]:
+    """checks.csv's lines for the cells graded by hand, from the gradebook as it is now (`lms.table`): passed when
+    a person gave full marks; an answer not graded yet has no line (it is counted as pending, `pending`)."""
+    return [
+        {
+            "student_id": student,
+            "unit": column.unit,
+            "notebook": column.notebook,
+            "cell": column.grade_id,
+            "property": HAND,
+            "passed": "yes" if cells[column.name] >= column.points else "no",
+        }
+        for student, cells in sorted(found.cells.items())
+        for column in found.columns
+        if column.manual and cells.get(column.name) is not None
+    ]
+
+
+def pending(found, unit: str) -> int:
+    """How many answers of the unit's cells graded by hand wait for a person (`lms.table`)."""
+    manual = [c.name for c in found.columns if c.manual and c.unit == unit]
+    return sum(name in cells and cells[name] is None for cells in found.cells.values() for name in manual)
 
 
 def write_checks(rows: Iterable, path: Path, keep_others: bool = False) -> None:
@@ -153,7 +180,11 @@ def plot(unit: str, found: list[Failures], path: Path) -> Path:
 
 
 def main(course: Course, unit: str | None = None) -> int:
-    lines = read_checks(course.root / CHECKS_FILE)
+    from course.grading import gradebook_db, lms
+
+    gradebook_db.settle(course)  # the gradebook the hand grades are in
+    found = lms.table(course)
+    lines = read_checks(course.root / CHECKS_FILE) + hand_lines(found)
     recorded = sorted({line["unit"] for line in lines})
     units = course.select([unit]) if unit else recorded
     if not lines:
@@ -165,12 +196,19 @@ def main(course: Course, unit: str | None = None) -> int:
         )
         return 1
     for name in units:
-        found = failures(lines, name)
-        if not found:
+        failed = failures(lines, name)
+        if not failed:
             print(bilingual(f"{name}：没有检查记录", f"{name}: no checks recorded"))
             continue
-        print_table(name, found)
-        table = write_table(found, course.root / "stats" / f"{name}.csv")
-        made = plot(name, found, course.root / "stats" / f"{name}.png")
+        print_table(name, failed)
+        if waiting := pending(found, name):
+            print(
+                bilingual(
+                    f"尚待人工评分（未计入上表）：{waiting} 个回答",
+                    f"waiting for grading by hand (not in the table): {waiting} answers",
+                )
+            )
+        table = write_table(failed, course.root / "stats" / f"{name}.csv")
+        made = plot(name, failed, course.root / "stats" / f"{name}.png")
         print(bilingual(f"表：{table}；图：{made}", f"table: {table}; plot: {made}"))
     return 0

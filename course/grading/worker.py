@@ -49,7 +49,9 @@ def make_api(root: str, judge: dict | None = None, **coursedir: str):
     from nbgrader.coursedir import CourseDirectory
     from traitlets.config.loader import PyFileConfigLoader
 
-    # nbgrader_config.py's course folder is this root, so no job makes the default one
+    # nbgrader_config.py's course folder is this root (made here: a job's root is the code's, never a typo), so no
+    # job makes the default one
+    Path(root).mkdir(parents=True, exist_ok=True)
     with mock.patch.dict(os.environ, {ENV: root}):
         config = PyFileConfigLoader("nbgrader_config.py", path=str(ROOT)).load_config()
     config.CourseDirectory.root = root

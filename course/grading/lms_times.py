@@ -1,0 +1,112 @@
+"""Submission times from the LMS's own records (`course import --times FILE`), never typed by hand.
+
+- Canvas: the submissions JSON of its REST API (`GET /api/v1/courses/<course>/assignments/<assignment>/submissions`,
+  saved to a file): a list of submissions, each with `user_id` and `submitted_at` (ISO 8601 in UTC; null when the
+  student handed nothing in).
+- Moodle: the assignment's grading worksheet ("Download grading worksheet", a CSV): `Identifier` ("Participant 3301")
+  and `Last modified (submission)` ("Friday, 6 March 2026, 11:59 PM", or "-" for none), written in the time zone of
+  the Moodle profile that downloaded it, without an offset: it is read in the semester's zone (`semester.toml`'s
+  `timezone`, which must be that zone).
+
+Both name students by the LMS's id (Canvas's user id, Moodle's participant id), as the download's file names do:
+`course import` maps them to the course's students with the download and writes the times to the class folder's
+`timestamps.csv` (`student_id,unit,timestamp`, the file `course grade --timestamps` reads), one unit's lines
+replaced, the others kept.
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import json
+from pathlib import Path
+
+from course.grading import semester
+from course.grading.atomic import replace_csv
+
+MOODLE_ID, MOODLE_TIME = "Identifier", "Last modified (submission)"
+TIMES_FILE = "timestamps.csv"
+FIX = {
+    "canvas": (
+        "给出 Canvas REST API 的 submissions JSON（每个提交有 user_id 与 submitted_at）",
+        "give Canvas's submissions JSON from its REST API (each submission with user_id and submitted_at)",
+    ),
+    "moodle": (
+        f"给出 Moodle 作业的评分表 CSV（“下载评分工作表”，含 {MOODLE_ID} 与 {MOODLE_TIME} 列）",
+        f"give the Moodle assignment's grading worksheet CSV ('Download grading worksheet', with the columns "
+        f"{MOODLE_ID} and {MOODLE_TIME})",
+    ),
+}
+
+
+def read_times(path: Path, layout: str, zone: dt.tzinfo) -> dict[str, dt.datetime]:
+    """{LMS id (Canvas's user id, Moodle's participant id): submission time} of the LMS's records at `path`
+    (`layout`: "canvas" or "moodle"; Moodle's times, which carry no offset, in `zone`), every entry checked."""
+    if not path.is_file():
+        raise semester.setting_error(path, None, ("文件不存在", "no such file"), FIX[layout])
+    return canvas_times(path) if layout == "canvas" else moodle_times(path, zone)
+
+
+def canvas_times(path: Path) -> dict[str, dt.datetime]:
+    try:
+        submissions = json.loads(path.read_text(encoding="utf-8-sig"))
+    except (ValueError, UnicodeDecodeError) as error:
+        problem = (f"不是 JSON：{error}", f"not JSON: {error}")
+        raise semester.setting_error(path, None, problem, FIX["canvas"]) from None
+    if not isinstance(submissions, list):
+        problem = ("不是提交的列表", "not a list of submissions")
+        raise semester.setting_error(path, None, problem, FIX["canvas"])
+    times = {}
+    for number, submission in enumerate(submissions, start=1):
+        try:
+            user, when = str(submission["user_id"]), submission["submitted_at"]
+            if when is not None:
+                times[user] = semester.parse_time(when)
+        except (TypeError, KeyError, ValueError, OverflowError) as error:
+            problem = (
+                f"第 {number} 个提交无法读取：{error!r}",
+                f"submission number {number} cannot be read: {error!r}",
+            )
+            raise semester.setting_error(path, None, problem, FIX["canvas"]) from None
+    return times
+
+
+def moodle_times(path: Path, zone: dt.tzinfo) -> dict[str, dt.datetime]:
+    times = {}
+    with path.open(newline="", encoding="utf-8-sig") as f:
+        reader = csv.DictReader(f)
+        header = reader.fieldnames or []
+        if MOODLE_ID not in header or MOODLE_TIME not in header:
+            problem = (
+                f"表头缺少 {MOODLE_ID} 或 {MOODLE_TIME}",
+                f"the header lacks {MOODLE_ID} or {MOODLE_TIME}",
+            )
+            raise semester.setting_error(path, 1, problem, FIX["moodle"])
+        for line in reader:
+            participant = (line[MOODLE_ID] or "").removeprefix("Participant").strip()
+            when = (line[MOODLE_TIME] or "").strip()
+            try:
+                if not participant.isdigit():
+                    raise ValueError(f"{MOODLE_ID} {line[MOODLE_ID]!r}")
+                if when not in ("", "-"):
+                    times[participant] = semester.parse_time(when, zone)
+            except (ValueError, OverflowError) as error:
+                problem = (f"无法读取：{error}", f"cannot be read: {error}")
+                raise semester.setting_error(path, reader.line_num, problem, FIX["moodle"]) from None
+    return times
+
+
+def write_times(into: Path, unit: str, found: dict[str, dt.datetime]) -> Path:
+    """Put `found` ({student: time}) as `unit`'s lines of the class folder's timestamps CSV, keeping the other
+    units' lines; the file."""
+    path = into / TIMES_FILE
+    kept = []
+    if path.is_file():
+        with path.open(newline="", encoding="utf-8") as f:
+            kept = [line for line in csv.DictReader(f) if line["unit"] != unit]
+    ours = [
+        {"student_id": student, "unit": unit, "timestamp": when.isoformat(timespec="seconds")}
+        for student, when in sorted(found.items())
+    ]
+    replace_csv(path, semester.TIMESTAMP_COLUMNS, kept + ours)
+    return path
