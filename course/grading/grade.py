@@ -615,9 +615,10 @@ LOCK_FILE = ".grading.lock"
 
 
 @contextlib.contextmanager
-def grading_lock(course: Course):
-    """Held while a run grades the course: a second run is refused. The lock goes with the process holding it
-    (flock), so a killed run's lock is taken over; the file names the holder for the message."""
+def grading_lock(course: Course, command: str = "course grade"):
+    """Held while a run grades the course (or `command` writes its gradebook): a second run is refused. The lock
+    goes with the process holding it (flock), so a killed run's lock is taken over; the file names the holder for
+    the message."""
     course.root.mkdir(parents=True, exist_ok=True)
     with (course.root / LOCK_FILE).open("a+", encoding="utf-8") as lock:
         try:
@@ -627,12 +628,14 @@ def grading_lock(course: Course):
             holder = lock.read().strip() or "?"
             raise ValueError(
                 bilingual(
-                    f"另一个 `course grade` 正在为 {course.root} 评分（{holder}）：请等它结束再运行",
-                    f"another `course grade` is grading {course.root} ({holder}): wait until it ends",
+                    f"另一个课程命令正在写 {course.root}（{holder}）：请等它结束再运行",
+                    f"another course command is writing {course.root} ({holder}): wait until it ends",
                 )
             ) from None
         lock.truncate(0)
-        lock.write(f"pid {os.getpid()} since {dt.datetime.now(dt.UTC).isoformat(timespec='seconds')}\n")
+        lock.write(
+            f"`{command}`, pid {os.getpid()} since {dt.datetime.now(dt.UTC).isoformat(timespec='seconds')}\n"
+        )
         lock.flush()
         yield
 
