@@ -77,7 +77,10 @@ def test_the_rubric_is_read_from_source_and_cleared_from_the_release():
     assert found.points == 3 and all(item.criterion and " / " in item.comment for item in found.items)
     released = (ROOT / "release" / UNIT / f"{NB}.ipynb").read_text(encoding="utf-8")
     assert "```rubric" not in released and found.items[0].comment not in released
-    assert found.compose(["peak", "flash"], "good") == (2.0, f"{COMMENTS['peak']}\n{COMMENTS['flash']}\ngood")
+    assert found.compose(["peak", "flash"], "good") == (
+        2.0,
+        f"{COMMENTS['peak']}\n\n{COMMENTS['flash']}\n\ngood",
+    )
 
 
 @pytest.mark.parametrize(
@@ -151,7 +154,7 @@ def test_import_applies_the_ticked_items_and_is_idempotent(course, tmp_path):
         {"alice": ([PEAK, RAN_OUT, FLASH], "很好 / well done"), "bob": ([FLASH], ""), "carol": ([], "")},
     )
     report = handgrade.import_sheets(course, [sheet])
-    everything = "\n".join([COMMENTS["peak"], COMMENTS["ran_out"], COMMENTS["flash"], "很好 / well done"])
+    everything = "\n\n".join([COMMENTS["peak"], COMMENTS["ran_out"], COMMENTS["flash"], "很好 / well done"])
     graded = {"alice": (3.0, everything, False), "bob": (1.0, COMMENTS["flash"], False)}
     assert hand_grades(course) == graded | {"carol": (None, None, True)}  # carol's row: not graded yet
     assert len(report.changed) == 2 and not report.conflicts

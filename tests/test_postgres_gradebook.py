@@ -400,7 +400,7 @@ def test_hand_grading_by_sheets_into_postgresql(server, tmp_path, capsys):
     (found,) = rubric.unit_rubrics(course.source / UNIT01).values()  # bob got its first item from both
     assert hand_grades(course) == {
         "alice": (None, None, True),
-        "bob": (1.0, f"{found.items[0].comment}\nok", False),
+        "bob": (1.0, f"{found.items[0].comment}\n\nok", False),
         "carol": (None, None, True),
     }
     assert (

@@ -34,7 +34,7 @@ from tqdm import tqdm
 
 import utils
 from course import notebooks
-from course.grading import gradebook_db, intake, lms, semester, similarity, stats
+from course.grading import feedback_inputs, gradebook_db, intake, lms, semester, similarity, stats
 from course.grading.atomic import replace_text
 from course.grading.pool import Job, LocalPool, NotGraded, RayPool, open_pool
 from course.grading.runner import run_job
@@ -751,6 +751,9 @@ def grade(
         write_csv(rows, course.root / "grades.csv", columns, keep_others=selection.narrowed)
         stats.write_checks(rows, course.root / stats.CHECKS_FILE, keep_others=selection.narrowed)
         lms.write_cells(course)
+        feedback_inputs.record_made(
+            course, [pair for pair in graded_pairs if "" not in graded[pair].problems]
+        )
     return rows
 
 

@@ -17,7 +17,7 @@ so students see the rubric only in their feedback, once their answer is graded. 
 `source/`, never from a submission (which a student could have edited).
 
 A cell's score is the sum of its given items' points, clamped to [0, the cell's points]; its comment is the given
-items' comments, one a line, then the grader's own (`compose`). The ledger `handgrade/<unit>.json` in the course
+items' comments, a paragraph each, then the grader's own (`compose`). The ledger `handgrade/<unit>.json` in the course
 folder keeps every grader's marks of every answer and what was last written to the gradebook
 (`course.grading.handgrade`); the feedback shows the items of an answer whose gradebook entry is still what the
 ledger wrote (`given_items`). Nothing here imports nbgrader or torch: the feedback's preprocessor reads it.
@@ -69,7 +69,7 @@ class Rubric:
         items = [self.item(item_id) for item_id in given]
         score = min(max(sum(item.points for item in items), 0.0), self.points)
         lines = [item.comment for item in items if item.comment] + ([comment] if comment else [])
-        return score, "\n".join(lines)
+        return score, "\n\n".join(lines)  # a paragraph each in the feedback
 
 
 class RubricError(ValueError):
