@@ -24,15 +24,7 @@ from course.layout import Course
 STATE = ".feedback_inputs.json"  # in autograded/
 LATE_COLUMNS = ("score", "penalty_rate", "late_by")
 TEMPLATE = Path(__file__).resolve().parents[1] / "judge"
-COMMENTS = """
-SELECT sa.student_id, a.name, n.name, bc.name, c.auto_comment, c.manual_comment
-FROM comment c
-JOIN submitted_notebook sn ON c.notebook_id = sn.id
-JOIN submitted_assignment sa ON sn.assignment_id = sa.id
-JOIN assignment a ON sa.assignment_id = a.id
-JOIN notebook n ON sn.notebook_id = n.id
-JOIN base_cell bc ON c.cell_id = bc.id
-"""
+COMMENTS = lms.cells_query("comment", "x.auto_comment, x.manual_comment")
 
 
 def key(pair: tuple[str, str]) -> str:
