@@ -256,6 +256,18 @@ def build_parser() -> argparse.ArgumentParser:
     stats.set_defaults(run=lambda args: _stats().main(_course(), args.unit))
 
     add_handgrade_parser(sub)
+    formgrader = sub.add_parser(
+        "formgrader",
+        help="在课程文件夹上启动带 formgrader 的 JupyterLab / JupyterLab with nbgrader's formgrader on the course "
+        "folder (options after -- go to jupyter lab)",
+    )
+    formgrader.add_argument(
+        "options", nargs=argparse.REMAINDER, help="jupyter lab 的选项 / jupyter lab's options"
+    )
+    add_db_option(formgrader)
+    formgrader.set_defaults(
+        run=lambda args: _formgrader().main(_course(args.db), [o for o in args.options if o != "--"])
+    )
     feedback = sub.add_parser(
         "feedback",
         help="重新生成输入改变了的学生的反馈（人工评分、导入、semester.toml）/ make again the feedback of exactly "
@@ -520,6 +532,12 @@ def _handgrade():
     from course.grading import handgrade
 
     return handgrade
+
+
+def _formgrader():
+    from course.grading import formgrader
+
+    return formgrader
 
 
 def _feedback():
