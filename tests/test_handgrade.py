@@ -22,8 +22,8 @@ from handgrade_fixture import (
 )
 from nbgrader.api import Gradebook
 
-from course import ROOT, cli, notebooks
-from course.grading import grade, gradebook_db, handgrade, rubric, worker
+from course import ROOT, cli, notebooks, release
+from course.grading import feedback_inputs, grade, gradebook_db, handgrade, rubric, worker
 
 PEAK, RAN_OUT, FLASH = (f"{QUESTION}:{item} (+1)" for item in ("peak", "ran_out", "flash"))
 COMMENTS = {item.id: item.comment for item in rubric.unit_rubrics(ROOT / "source" / UNIT)[QUESTION].items}
@@ -343,3 +343,14 @@ def test_a_grade_changed_in_formgrader_is_kept_unless_resolved_and_then_remember
     ledger = json.loads(rubric.ledger_path(course.root, UNIT).read_text(encoding="utf-8"))
     replaced = ledger["answers"][f"alice/{QUESTION}"]["replaced"]
     assert [(r["score"], r["comment"]) for r in replaced] == [(2.5, "by hand")]
+
+
+def test_release_refuses_a_rubric_it_cannot_read_and_grading_still_records_feedback(course):
+    path = course.source / UNIT / f"{NB}.ipynb"
+    old = 'id = \\"peak\\"\\n",\n    "points = 1'
+    path.write_text(path.read_text(encoding="utf-8").replace(old, old[:-1] + '\\"one\\"'), encoding="utf-8")
+    with pytest.raises(release.ReleaseError, match=f"{NB}.ipynb {WRITTEN}.*needs a number of points"):
+        release.check_metadata(course.source / UNIT)
+    assert (
+        len(feedback_inputs.digests(course, [("alice", UNIT)])) == 1
+    )  # what `course grade` records, unbroken

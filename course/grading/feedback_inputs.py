@@ -76,7 +76,10 @@ def digests(course: Course, pairs: list[tuple[str, str]]) -> dict[tuple[str, str
     found, rubrics, ledgers = {}, {}, {}
     for student, unit in pairs:
         if unit not in rubrics:
-            rubrics[unit] = repr(sorted(rubric.unit_rubrics(course.source / unit).items()))
+            try:
+                rubrics[unit] = repr(sorted(rubric.unit_rubrics(course.source / unit).items()))
+            except rubric.RubricError as error:  # `course release` refuses it; the page shows no rubric
+                rubrics[unit] = str(error)
             ledgers[unit] = rubric.read_ledger(course.root, unit)
         given = {k: v.get("applied") for k, v in ledgers[unit].items() if k.startswith(f"{student}/")}
         inputs = {
