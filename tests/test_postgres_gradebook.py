@@ -22,7 +22,7 @@ from nbgrader.api import Gradebook
 from pipeline_fixture import FIXTURE, FIXTURE_COURSE, UNIT
 
 from course import ROOT, cli, demo, layout, release
-from course.grading import grade, gradebook_db, lms, rubric, worker
+from course.grading import feedback, feedback_inputs, grade, gradebook_db, lms, rubric, worker
 from course.layout import Course
 
 PASSWORD = "s3cret-pw"
@@ -406,3 +406,11 @@ def test_hand_grading_by_sheets_into_postgresql(server, tmp_path, capsys):
     assert (
         cli.main(argv) == 1 and "0 answers written to the gradebook, 1 unchanged" in capsys.readouterr().out
     )
+    # the feedback reads the gradebook in PostgreSQL: alice's and carol's pages were made before the import (their
+    # inputs recorded then), so `course feedback` makes bob's alone, in a job on the database
+    for student in ("alice", "carol"):
+        (course.feedback / student / UNIT01).mkdir(parents=True)
+    feedback_inputs.record(course, feedback_inputs.digests(course, [("alice", UNIT01), ("carol", UNIT01)]))
+    assert feedback.refresh(course, [UNIT01]) == ([("bob", UNIT01)], [])
+    page = (course.feedback / "bob" / UNIT01 / "memory_bottleneck.html").read_text(encoding="utf-8")
+    assert f"✓ +1 {found.items[0].criterion[:20]}" in page and "pending" not in page.split('class="cell ')[0]
