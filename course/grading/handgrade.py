@@ -22,8 +22,10 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import datetime as dt
 import hashlib
 import hmac
+import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -298,8 +300,10 @@ def read_sheet(course: Course, path: Path, unit: str | None) -> Sheet:
         items[column] = (match["question"], match["item"])
     with gradebook(course) as gb:
         students = graded_students(gb, found)
-    salt = grading_salt(course)
-    names = {anonymous_id(salt, found, s): s for s in students} | {s: s for s in students}
+    names = {s: s for s in students}
+    if any(row["student"].startswith(ANONYMOUS) for row in rows):
+        salt = grading_salt(course)
+        names |= {anonymous_id(salt, found, s): s for s in students}
     marks: dict[str, Marks] = {}
     for line, row in enumerate(rows, 2):
         where = f"第 {line} 行", f"line {line}"
@@ -395,8 +399,6 @@ def write_answers(course: Course, unit: str, ledger: dict, decided: set[str]) ->
     """Score every answer of the ledger by the rubric now and write those that agree and changed into the
     gradebook, in one transaction; the ledger after. `decided`: answers whose gradebook entry may be replaced
     even where it changed outside the ledger (`--resolve`)."""
-    import datetime as dt
-
     asked, report = questions(course, unit), Report()
     with gradebook(course) as gb, gradebook_db.one_transaction(gb):
         for key, entry in sorted(ledger.items()):
@@ -457,8 +459,6 @@ def write_answers(course: Course, unit: str, ledger: dict, decided: set[str]) ->
 
 
 def json_text(data: dict) -> str:
-    import json
-
     return json.dumps(data, ensure_ascii=False, indent=1, sort_keys=True) + "\n"
 
 
