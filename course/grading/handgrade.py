@@ -450,7 +450,8 @@ def write_answers(course: Course, unit: str, ledger: dict, decided: set[str]) ->
             grade.manual_score, grade.needs_manual_grade = score, False
             remark.manual_comment = comment
             entry["applied"] = {"score": score, "comment": comment, "items": list(marks.items)}
-            report.changed.append(f"{key}: {now['score']} -> {score:g}")
+            before = "—" if now["score"] is None else f"{now['score']:g}"
+            report.changed.append(f"{key}: {before} -> {score:g}")
         gb.db.commit()
     path = ledger_path(course.root, unit)
     path.parent.mkdir(parents=True, exist_ok=True)
