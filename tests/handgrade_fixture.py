@@ -1,9 +1,15 @@
 """A course folder with unit 01 graded for a few students and their written answers waiting for hand grading, in
 a real gradebook (SQLite, or the database a test names): no notebook runs (tests/test_handgrade.py,
-tests/test_feedback_fresh.py)."""
+tests/test_feedback_fresh.py, the formgrader's tests); and a formgrader server on it."""
 
+import contextlib
 import copy
+import os
+import secrets
 import shutil
+import socket
+import subprocess
+import sys
 from pathlib import Path
 
 import nbgrader.api
@@ -73,3 +79,34 @@ def hand_grades(course: Course) -> dict[str, tuple]:
             comment = gb.find_comment(WRITTEN, NB, UNIT, student).manual_comment
             found[student] = (grade.manual_score, comment, grade.needs_manual_grade)
         return found
+
+
+@contextlib.contextmanager
+def formgrader_running(course: Course, folder: Path, through_command: bool = True):
+    """A `jupyter lab` on loopback for the course, started as `course formgrader` starts it (else as a plain `jupyter
+    lab` in the checkout, the guide's former launch); yields (its URL, its token, its log file); stopped on exit."""
+    from course.grading import formgrader
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    token = secrets.token_hex(16)
+    options = ["--no-browser", "--ip=127.0.0.1", f"--port={port}", "--ServerApp.port_retries=0"]
+    options += [f"--IdentityProvider.token={token}"] + (["--allow-root"] if os.geteuid() == 0 else [])
+    env = formgrader.environment(course) | {
+        "JUPYTER_CONFIG_DIR": str(folder / "config"),
+        "JUPYTER_RUNTIME_DIR": str(folder / "runtime"),
+    }
+    argv = (
+        formgrader.command(course, options)
+        if through_command
+        else [sys.executable, "-m", "jupyterlab", *options]
+    )
+    log = folder / "lab.log"
+    with log.open("w") as out:
+        server = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
+    try:
+        yield f"http://127.0.0.1:{port}/", token, log, server
+    finally:
+        server.terminate()
+        server.wait(timeout=30)

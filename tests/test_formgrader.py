@@ -4,27 +4,15 @@ root); the command's launch answers formgrader's API with the course's units. Ea
 (~10 s); no browser (the formgrader's pages in Chromium are the browser suite's)."""
 
 import json
-import os
-import secrets
 import subprocess
-import sys
 import time
 import urllib.error
 import urllib.request
 
 import pytest
-from handgrade_fixture import UNIT, make_course
+from handgrade_fixture import UNIT, formgrader_running, make_course
 
 from course import ROOT
-from course.grading import formgrader
-
-
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def assignments(url: str, token: str, server: subprocess.Popen, seconds: float = 120) -> tuple[int, str]:
@@ -47,25 +35,9 @@ def assignments(url: str, token: str, server: subprocess.Popen, seconds: float =
 @pytest.mark.parametrize("launch", ["course formgrader", "jupyter lab in the checkout"])
 def test_formgrader_works_on_the_course_folder_only_through_the_command(launch, tmp_path):
     course = make_course(tmp_path / "course", ROOT)
-    port, token = free_port(), secrets.token_hex(16)
-    options = ["--no-browser", "--ip=127.0.0.1", f"--port={port}", "--ServerApp.port_retries=0"]
-    options += [f"--IdentityProvider.token={token}"] + (["--allow-root"] if os.geteuid() == 0 else [])
-    env = formgrader.environment(course) | {
-        "JUPYTER_CONFIG_DIR": str(tmp_path / "config"),
-        "JUPYTER_RUNTIME_DIR": str(tmp_path / "runtime"),
-    }
-    if launch == "course formgrader":
-        argv = formgrader.command(course, options)
-    else:
-        argv = [sys.executable, "-m", "jupyterlab", *options]
-    with (tmp_path / "lab.log").open("w") as log:
-        server = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
-    try:
-        status, body = assignments(f"http://127.0.0.1:{port}/", token, server)
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
-    logged = (tmp_path / "lab.log").read_text()
+    with formgrader_running(course, tmp_path, launch == "course formgrader") as (url, token, log, server):
+        status, body = assignments(url, token, server)
+    logged = log.read_text()
     if launch == "course formgrader":
         assert status == 200 and "not a subdirectory" not in logged
         assert {a["name"]: a["num_submissions"] for a in json.loads(body)}[UNIT] == 3  # the course's students

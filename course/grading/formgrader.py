@@ -4,7 +4,7 @@ nbgrader's formgrader works only where the course folder (its course root) is in
 as `jupyter lab` in the checkout, the server's root is the checkout and the course folder lies outside it
 (`~/flash-attention-semester` by default), so formgrader logs "The course directory root is not a subdirectory of
 the notebook server root" and answers every page with an error. This command starts JupyterLab in the checkout
-(where nbgrader_config.py is read) with the course folder as the server's root and formgrader as its first page.
+(where nbgrader_config.py is read) with the course folder as the server's root: formgrader is in the Nbgrader menu.
 """
 
 from __future__ import annotations
@@ -21,15 +21,8 @@ from utils.messages import bilingual
 
 
 def command(course: Course, options: list[str]) -> list[str]:
-    """The `jupyter lab` command line: the course folder as the server's root, formgrader first, then `options`."""
-    return [
-        sys.executable,
-        "-m",
-        "jupyterlab",
-        f"--ServerApp.root_dir={course.root}",
-        "--ServerApp.default_url=/formgrader",
-        *options,
-    ]
+    """The `jupyter lab` command line: the course folder as the server's root, then `options`."""
+    return [sys.executable, "-m", "jupyterlab", f"--ServerApp.root_dir={course.root}", *options]
 
 
 def environment(course: Course) -> dict[str, str]:
