@@ -354,3 +354,18 @@ def test_release_refuses_a_rubric_it_cannot_read_and_grading_still_records_feedb
     assert (
         len(feedback_inputs.digests(course, [("alice", UNIT)])) == 1
     )  # what `course grade` records, unbroken
+
+
+def test_an_item_leaving_the_rubric_while_answers_have_it_stops_rescore_and_changes_nothing(course, tmp_path):
+    (sheet,) = handgrade.export(course, UNIT, ["ta1"], into=tmp_path / "q")
+    handgrade.import_sheets(course, [mark(sheet, {"alice": ([FLASH], ""), "bob": ([PEAK], "")})])
+    path = course.source / UNIT / f"{NB}.ipynb"
+    path.write_text(
+        path.read_text(encoding="utf-8").replace('id = \\"flash\\"', 'id = \\"flash2\\"'), encoding="utf-8"
+    )
+    before = state(course)
+    with pytest.raises(
+        ValueError, match=r"alice/.*no longer in the rubric: \['flash'\] \(nothing was changed\)"
+    ):
+        handgrade.rescore(course, UNIT)
+    assert state(course) == before
