@@ -268,6 +268,29 @@ def build_parser() -> argparse.ArgumentParser:
     add_db_option(stats)  # the hand grades are in the course gradebook
     stats.set_defaults(run=lambda args: _stats().main(_course(args.db), args.unit))
 
+    add_handgrade_parser(sub)
+    formgrader = sub.add_parser(
+        "formgrader",
+        help="在课程文件夹上启动带 formgrader 的 JupyterLab / JupyterLab with nbgrader's formgrader on the course "
+        "folder (options after -- go to jupyter lab)",
+    )
+    formgrader.add_argument(
+        "options", nargs=argparse.REMAINDER, help="jupyter lab 的选项 / jupyter lab's options"
+    )
+    add_db_option(formgrader)
+    formgrader.set_defaults(
+        run=lambda args: _formgrader().main(_course(args.db), [o for o in args.options if o != "--"])
+    )
+    feedback = sub.add_parser(
+        "feedback",
+        help="重新生成输入改变了的学生的反馈（人工评分、导入、semester.toml）/ make again the feedback of exactly "
+        "the students whose feedback inputs changed (a hand grade, an import, semester.toml)",
+    )
+    feedback.add_argument("units", nargs="*", metavar="UNIT", help="单元（默认全部）/ units (default: all)")
+    feedback.add_argument("--force", action="store_true", help="全部重新生成 / make every feedback again")
+    add_db_option(feedback)
+    feedback.set_defaults(run=lambda args: _feedback().main(_course(args.db), args.units, args.force))
+
     migrate = sub.add_parser(
         "migrate-state",
         help="把检出目录中旧布局的学期文件移到课程文件夹（不覆盖任何文件）/ move a semester's files of the earlier "
@@ -277,6 +300,49 @@ def build_parser() -> argparse.ArgumentParser:
 
     bench.add_parser(sub)  # its heavy imports (torch, triton) happen in bench.main
     return parser
+
+
+def add_handgrade_parser(sub) -> None:
+    """`handgrade export|import|rescore`: written answers graded by rubric in spreadsheets (course.grading.handgrade)."""
+    handgrade = sub.add_parser(
+        "handgrade", help="按评分细则、分给评分人的人工评分表 / hand grading by rubric, in sheets for a team"
+    )
+    steps = handgrade.add_subparsers(dest="step", required=True)
+    export = steps.add_parser("export", help="每个评分人一张 CSV 评分表 / one CSV sheet per grader")
+    export.add_argument("unit")
+    export.add_argument("--graders", nargs="+", required=True, metavar="NAME")
+    export.add_argument("--by", choices=["question", "student"], default="question")
+    export.add_argument(
+        "--anonymous", action="store_true", help="不写学生名，只写不透明 id / an opaque id instead of names"
+    )
+    export.add_argument(
+        "--into", help="写到这个文件夹（默认课程文件夹的 handgrade/<单元>/）/ folder of the sheets"
+    )
+    add_db_option(export)
+    export.set_defaults(
+        run=lambda args: _handgrade().main_export(
+            _course(args.db), args.unit, args.graders, args.by, args.anonymous, args.into
+        )
+    )
+    load = steps.add_parser("import", help="把评分表写入成绩簿 / apply sheets to the gradebook")
+    load.add_argument("sheets", nargs="+", metavar="SHEET")
+    load.add_argument("--unit", help="只接受这个单元的评分表 / accept sheets of this unit only")
+    load.add_argument(
+        "--resolve",
+        action="store_true",
+        help="这些评分表的分数在冲突时胜出（被替换的保留在记录中）/ these sheets' marks win where they disagree "
+        "(what they replace is kept in the ledger)",
+    )
+    add_db_option(load)
+    load.set_defaults(
+        run=lambda args: _handgrade().main_import(_course(args.db), args.sheets, args.unit, args.resolve)
+    )
+    rescore = steps.add_parser(
+        "rescore", help="按现在的评分细则重新计分 / score every answer again by the rubric as it is now"
+    )
+    rescore.add_argument("unit")
+    add_db_option(rescore)
+    rescore.set_defaults(run=lambda args: _handgrade().main_rescore(_course(args.db), args.unit))
 
 
 def run_release(args) -> int:
@@ -501,6 +567,24 @@ def _lms():
     from course.grading import lms
 
     return lms
+
+
+def _handgrade():
+    from course.grading import handgrade
+
+    return handgrade
+
+
+def _formgrader():
+    from course.grading import formgrader
+
+    return formgrader
+
+
+def _feedback():
+    from course.grading import feedback
+
+    return feedback
 
 
 def _similarity():

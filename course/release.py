@@ -9,6 +9,7 @@ import tempfile
 from pathlib import Path
 
 from course import notebooks
+from course.grading import rubric
 from course.grading.runner import run_job
 from course.layout import COURSE, SAMPLE_CLASS, Course
 from utils.messages import bilingual
@@ -22,8 +23,13 @@ class ReleaseError(ValueError):
 
 
 def check_metadata(unit_dir: Path) -> None:
-    """Every cell with solution or hidden-test markers must be a solution / graded cell (nbgrader metadata)."""
+    """Every cell with solution or hidden-test markers must be a solution / graded cell (nbgrader metadata), and
+    every hand-graded cell's rubric can be read (`course.grading.rubric`)."""
     problems = []
+    try:
+        rubric.unit_rubrics(unit_dir)
+    except rubric.RubricError as error:
+        problems.append(str(error))
     for path in sorted(unit_dir.glob("*.ipynb")):
         for index, cell in enumerate(notebooks.read(path).cells):
             meta = notebooks.meta(cell)

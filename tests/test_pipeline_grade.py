@@ -9,10 +9,11 @@ import shutil
 import zipfile
 
 import pytest
+from nbgrader.api import Gradebook
 from pipeline_fixture import FIXTURE, FIXTURE_COURSE, UNIT
 
 from course import cli, demo, notebooks, release
-from course.grading import grade, intake, submissions
+from course.grading import feedback, grade, gradebook_db, intake, submissions
 from course.layout import Course
 
 
@@ -145,6 +146,12 @@ def test_a_kernel_that_fails_to_start_is_retried_then_reported(tmp_path, monkeyp
     assert "内核未能启动" in fay.status_bilingual()
     assert not list(tokens.iterdir())
     assert (course.autograded / "grading.log").read_text().count("kernel failed to start (attempt") == 5
+    # the run recorded the feedback page it made (issue 46): `course feedback` makes it again only once it changes
+    assert feedback.stale(course, [UNIT]) == {}
+    with Gradebook(gradebook_db.url(course), gradebook_db.COURSE_ID) as gb:
+        gb.find_submission(UNIT, "fay").notebooks[0].comments[0].manual_comment = "nice"
+        gb.db.commit()
+    assert list(feedback.stale(course, [UNIT])) == [("fay", UNIT)]
 
 
 def test_a_regrade_request_grades_one_pair_again_and_keeps_every_other_line(graded, monkeypatch):

@@ -22,7 +22,7 @@ from nbgrader.api import Gradebook
 from pipeline_fixture import FIXTURE, FIXTURE_COURSE, UNIT
 
 from course import ROOT, cli, demo, layout, release
-from course.grading import grade, gradebook_db, lms, worker
+from course.grading import feedback, feedback_inputs, grade, gradebook_db, lms, rubric, worker
 from course.layout import Course
 
 PASSWORD = "s3cret-pw"
@@ -370,3 +370,51 @@ def test_a_regrade_into_postgresql_keeps_the_hand_grade_in_its_feedback(killed_t
     page = (course.feedback / "bob" / UNIT / "softmax.html").read_text(encoding="utf-8")
     heading = " ".join(re.sub(r"<[^>]*>", " ", page.split(f'name="{name}"', 1)[1]).split())[:200]
     assert f"{points:g} / {points:g}" in heading, heading
+
+
+def test_hand_grading_by_sheets_into_postgresql(server, tmp_path, capsys):
+    """Two graders' sheets imported into a course whose gradebook is on PostgreSQL (issue 46): the agreed
+    answers land there with their composed comments, the answer they disagree on is reported and left alone, and
+    importing again changes nothing."""
+    from handgrade_fixture import UNIT as UNIT01
+    from handgrade_fixture import hand_grades, make_course
+
+    url = new_database(server, "handgrade")
+    course = make_course(tmp_path / "course", ROOT, url)
+    sheets = []
+    for grader, ticks in (("ta1", {"alice": "x", "bob": "x"}), ("ta2", {"alice": "", "bob": "x"})):
+        folder = tmp_path / grader
+        argv = ["--course-dir", str(course.root), "handgrade", "export", UNIT01, "--graders", grader]
+        assert cli.main([*argv, "--into", str(folder), "--db", url]) == 0
+        (sheet,) = folder.glob("*.csv")
+        text = sheet.read_text(encoding="utf-8").splitlines()
+        rows = [text[0]] + [
+            line.replace(",,,,", f",{ticks[line.split(',')[2]]},,,ok", 1)
+            if line.split(",")[2] in ticks
+            else line
+            for line in text[1:]
+        ]
+        sheet.write_text("\n".join(rows) + "\n", encoding="utf-8")
+        sheets.append(str(sheet))
+    capsys.readouterr()
+    argv = ["--course-dir", str(course.root), "handgrade", "import", "--db", url, *sheets]
+    assert cli.main(argv) == 1  # a conflict
+    out = capsys.readouterr().out
+    assert "in conflict, not written: alice/" in out and "1 answers written" in out
+    (found,) = rubric.unit_rubrics(course.source / UNIT01).values()  # bob got its first item from both
+    assert hand_grades(course) == {
+        "alice": (None, None, True),
+        "bob": (1.0, f"{found.items[0].comment}\n\nok", False),
+        "carol": (None, None, True),
+    }
+    assert (
+        cli.main(argv) == 1 and "0 answers written to the gradebook, 1 unchanged" in capsys.readouterr().out
+    )
+    # the feedback reads the gradebook in PostgreSQL: alice's and carol's pages were made before the import (their
+    # inputs recorded then), so `course feedback` makes bob's alone, in a job on the database
+    for student in ("alice", "carol"):
+        (course.feedback / student / UNIT01).mkdir(parents=True)
+    feedback_inputs.record(course, feedback_inputs.digests(course, [("alice", UNIT01), ("carol", UNIT01)]))
+    assert feedback.refresh(course, [UNIT01]) == ([("bob", UNIT01)], [])
+    page = (course.feedback / "bob" / UNIT01 / "memory_bottleneck.html").read_text(encoding="utf-8")
+    assert f"✓ +1 {found.items[0].criterion[:20]}" in page and "pending" not in page.split('class="cell ')[0]

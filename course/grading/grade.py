@@ -34,7 +34,7 @@ from tqdm import tqdm
 
 import utils
 from course import notebooks
-from course.grading import gradebook_db, intake, lms, overlay, semester, similarity, stats
+from course.grading import feedback_inputs, gradebook_db, intake, lms, overlay, semester, similarity, stats
 from course.grading.atomic import replace_text
 from course.grading.pool import Job, LocalPool, NotGraded, RayPool, open_pool
 from course.grading.runner import run_job
@@ -623,9 +623,10 @@ LOCK_FILE = ".grading.lock"
 
 
 @contextlib.contextmanager
-def grading_lock(course: Course):
-    """Held while a run grades the course: a second run is refused. The lock goes with the process holding it
-    (flock), so a killed run's lock is taken over; the file names the holder for the message."""
+def grading_lock(course: Course, command: str = "course grade"):
+    """Held while a run grades the course (or `command` writes its gradebook): a second run is refused. The lock
+    goes with the process holding it (flock), so a killed run's lock is taken over; the file names the holder for
+    the message."""
     course.root.mkdir(parents=True, exist_ok=True)
     with (course.root / LOCK_FILE).open("a+", encoding="utf-8") as lock:
         try:
@@ -635,12 +636,14 @@ def grading_lock(course: Course):
             holder = lock.read().strip() or "?"
             raise ValueError(
                 bilingual(
-                    f"另一个 `course grade` 正在为 {course.root} 评分（{holder}）：请等它结束再运行",
-                    f"another `course grade` is grading {course.root} ({holder}): wait until it ends",
+                    f"另一个课程命令正在写 {course.root}（{holder}）：请等它结束再运行",
+                    f"another course command is writing {course.root} ({holder}): wait until it ends",
                 )
             ) from None
         lock.truncate(0)
-        lock.write(f"pid {os.getpid()} since {dt.datetime.now(dt.UTC).isoformat(timespec='seconds')}\n")
+        lock.write(
+            f"`{command}`, pid {os.getpid()} since {dt.datetime.now(dt.UTC).isoformat(timespec='seconds')}\n"
+        )
         lock.flush()
         yield
 
@@ -757,6 +760,9 @@ def grade(
         write_csv(rows, course.root / "grades.csv", columns, keep_others=selection.narrowed)
         stats.write_checks(rows, course.root / stats.CHECKS_FILE, keep_others=selection.narrowed)
         lms.write_cells(course)
+        feedback_inputs.record_made(
+            course, [pair for pair in graded_pairs if "" not in graded[pair].problems]
+        )
     return rows
 
 

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 
 # Nothing heavy at import (`utils` imports torch): nbgrader_config.py reads `for_nbgrader` in every nbgrader run.
 
+COURSE_ID = "flash-attention-first-principles"  # nbgrader_config.py's course_id
 MERGE_LOCK = 35_0003  # the advisory lock every merge and unit registration holds on PostgreSQL
 CONNECT_SECONDS = 10
 RECORD = ".gradebook_db"  # in the course root: the database its grades are in (see `settle`)

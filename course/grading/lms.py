@@ -25,15 +25,22 @@ from utils.messages import bilingual
 NEEDS_MANUAL = "needs manual grading"
 CELLS_FILE = "grades_by_cell.csv"
 
-QUERY = """
-SELECT sa.student_id, a.name, n.name, bc.name, g.auto_score, g.manual_score, g.extra_credit
-FROM grade g
-JOIN submitted_notebook sn ON g.notebook_id = sn.id
+
+def cells_query(table: str, columns: str) -> str:
+    """SQL for every row of nbgrader's per-cell `table` (grade, comment) as (student, unit, notebook, cell,
+    `columns` of it, named `x.…`)."""
+    return f"""
+SELECT sa.student_id, a.name, n.name, bc.name, {columns}
+FROM {table} x
+JOIN submitted_notebook sn ON x.notebook_id = sn.id
 JOIN submitted_assignment sa ON sn.assignment_id = sa.id
 JOIN assignment a ON sa.assignment_id = a.id
 JOIN notebook n ON sn.notebook_id = n.id
-JOIN base_cell bc ON g.cell_id = bc.id
+JOIN base_cell bc ON x.cell_id = bc.id
 """
+
+
+QUERY = cells_query("grade", "x.auto_score, x.manual_score, x.extra_credit")
 
 
 @dataclass(frozen=True)

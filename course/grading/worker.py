@@ -333,6 +333,18 @@ def autograde(request: dict, result_path: Path) -> None:
             report(f"generate_feedback {unit} for {who}", api.generate_feedback(unit, who, force=True))
 
 
+def feedback(request: dict, result_path: Path) -> None:
+    """Make again the feedback pages of some students of one unit (`course feedback`): {student: made}."""
+    api = make_api(request["root"], **course_gradebook(request), **checkout(request))
+    api.coursedir.notebook_id = "*"
+    results = {}
+    for student in request["students"]:
+        out = api.generate_feedback(request["unit"], student, force=True)
+        report(f"generate_feedback {request['unit']} for {student}", out)
+        results[student] = out["success"]
+        save(result_path, results)
+
+
 def feedback_students(request: dict) -> list[str]:
     """Whose feedback HTML an autograde job writes: `"feedback": true` for the one student it grades, or a list
     of students (of those it grades)."""
@@ -407,7 +419,8 @@ def save(path: Path, results: dict) -> None:
 
 def main(argv: list[str]) -> int:
     request = json.loads(Path(argv[0]).read_text(encoding="utf-8"))
-    {"generate": generate, "autograde": autograde, "merge": merge}[request["action"]](request, Path(argv[1]))
+    actions = {"generate": generate, "autograde": autograde, "merge": merge, "feedback": feedback}
+    actions[request["action"]](request, Path(argv[1]))
     return 0
 
 

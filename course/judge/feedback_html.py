@@ -13,7 +13,8 @@ cell the properties that lost points and how many (the judge records each judged
 the cell's metadata, `record_judged`), linked to the cell; hand-graded answers not graded yet as pending, never
 as 0; the unit's total with its late penalty as the course records it (`course grade` passes what it writes in
 grades.csv; feedback made again after hand grading takes the penalty rate from grades.csv and totals as
-grades_by_cell.csv; where neither is known, the total is said to come before any penalty); and, once, how a
+grades_by_cell.csv; where neither is known, the total is said to come before any penalty); each hand-graded
+answer's rubric once it is graded (read from source/, the items `course handgrade` gave ticked); and, once, how a
 cell's points are split among its properties.
 """
 
@@ -136,6 +137,7 @@ class CourseFeedback(NbGraderPreprocessor):
             totals(info, graded, unit, *self.late_work(info)),
             lost_points(graded),
             awaiting(graded),
+            rubrics(graded, self.rubrics(info), Path(self.config.CourseDirectory.get("root") or ""), info),
             weights(graded),
         ]
         resources["course_feedback"] = safe_html("\n".join(part for part in parts if part))
@@ -157,6 +159,18 @@ class CourseFeedback(NbGraderPreprocessor):
                 if (line.get("student_id"), line.get("unit")) == (student, unit) and "penalty_rate" in line:
                     return {"fraction": float(line["penalty_rate"] or 0), "late_by": line["late_by"]}, False
         return None, False
+
+    def rubrics(self, info: dict) -> dict:
+        """{"notebook stem/grade_id": rubric} of the unit's hand-graded cells, from source/ (never the submission);
+        {} where it cannot be read (`course handgrade` names the problem)."""
+        from course.grading.rubric import RubricError, unit_rubrics
+
+        directory = self.config.CourseDirectory
+        source = Path(directory.get("root") or "") / directory.get("source_directory", "source")
+        try:
+            return unit_rubrics(source / info.get("assignment", ""))
+        except (RubricError, OSError):
+            return {}
 
     @staticmethod
     def from_gradebook(info: dict) -> tuple[set[str], tuple[float, float] | None]:
@@ -269,6 +283,39 @@ def awaiting(graded: list) -> str:
     if not items:
         return ""
     return f"<h5>{text('待人工批改', 'awaiting hand grading')}</h5><ul>{''.join(items)}</ul>"
+
+
+def rubrics(graded: list, found: dict, root: Path, info: dict) -> str:
+    """Each hand-graded answer's rubric once it is graded: every item with its points, the given ones ticked
+    where the sheets of `course handgrade` gave them (the ledger in the course folder `root`,
+    `course.grading.rubric.given_items`)."""
+    from course.grading.rubric import given_items
+
+    parts = []
+    for cell in graded:
+        grading = cell.metadata.nbgrader
+        question = f"{info.get('notebook', '')}/{grading['grade_id']}"
+        rubric = found.get(question)
+        if not grading.get("solution") or grading["pending"] or rubric is None:
+            continue
+        given = given_items(
+            root,
+            info.get("assignment", ""),
+            info.get("student", ""),
+            question,
+            grading.get("score"),
+            grading.get("comment"),
+        )
+        marks = {True: "✓", False: "✗", None: "•"}
+        items = "".join(
+            f"<li>{marks[None if given is None else item.id in given]} {item.points:+g} "
+            f"{html.escape(item.criterion)}</li>"
+            for item in rubric.items
+        )
+        parts.append(f"<p>{link(cell)}</p><ul>{items}</ul>")
+    if not parts:
+        return ""
+    return f"<h5>{text('评分细则', 'rubric')}</h5>{''.join(parts)}"
 
 
 def weights(graded: list) -> str:

@@ -1,0 +1,81 @@
+"""`python -m course feedback [UNIT…]`: make again the feedback pages whose inputs changed, and no others.
+
+nbgrader's own `generate_feedback` skips every student who has a page already (unless `--force`), so a hand grade,
+an imported sheet or an extension granted after grading never reached the students. This command first computes
+grades.csv's late columns again from semester.toml (as `course export` does), then compares each graded pair's
+feedback inputs (`course.grading.feedback_inputs`) with those its page was made from, and makes exactly the pages
+that differ (or have none), one nbgrader job per unit. `--force` makes every page again.
+"""
+
+from __future__ import annotations
+
+from course.grading import feedback_inputs, gradebook_db, semester
+from course.grading.grade import grading_lock
+from course.grading.runner import run_job
+from course.layout import Course
+from utils.messages import bilingual
+
+SECONDS_PER_PAGE = 30
+
+
+def stale(course: Course, units: list[str], force: bool = False) -> dict[tuple[str, str], str]:
+    """{pair: its digest now} of the pages to make again."""
+    pairs = feedback_inputs.made_pairs(course, units)
+    now, made = feedback_inputs.digests(course, pairs), feedback_inputs.recorded(course)
+    return {
+        pair: digest
+        for pair, digest in now.items()
+        if force
+        or made.get(feedback_inputs.key(pair)) != digest
+        or not (course.feedback / pair[0] / pair[1]).is_dir()
+    }
+
+
+def refresh(course: Course, units: list[str], force: bool = False) -> tuple[list, list]:
+    """(pairs whose page was made again, pairs whose page nbgrader could not make)."""
+    gradebook_db.settle(course)
+    with grading_lock(course, "course feedback"):
+        semester.refresh_late_columns(course)
+        todo = stale(course, units, force)
+        made, failed = {}, []
+        for unit in sorted({unit for _, unit in todo}):
+            students = sorted(student for student, u in todo if u == unit)
+            request = {
+                "action": "feedback",
+                "root": str(course.root),
+                "source": str(course.source),
+                "db_url": gradebook_db.url(course),
+                "unit": unit,
+                "students": students,
+            }
+            results, _ = run_job(
+                request, 60 + SECONDS_PER_PAGE * len(students), course.autograded / "feedback.log"
+            )
+            for student in students:
+                if results.get(student):
+                    made[student, unit] = todo[student, unit]
+                else:
+                    failed.append((student, unit))
+            feedback_inputs.record(course, made)
+    return sorted(made), failed
+
+
+def main(course: Course, names: list[str], force: bool = False) -> int:
+    units = course.select(names)
+    made, failed = refresh(course, units, force)
+    for student, unit in made:
+        print(bilingual(f"已重新生成：{student}/{unit}", f"made again: {student}/{unit}"))
+    print(
+        bilingual(
+            f"重新生成 {len(made)} 份反馈，其余的输入没有改变：{course.feedback}/<学生>/<单元>/",
+            f"{len(made)} feedback pages made again, the others' inputs unchanged: {course.feedback}/<student>/<unit>/",
+        )
+    )
+    for student, unit in failed:
+        print(
+            bilingual(
+                f"无法生成 {student}/{unit} 的反馈：见 {course.autograded / 'feedback.log'}",
+                f"could not make {student}/{unit}'s feedback: see {course.autograded / 'feedback.log'}",
+            )
+        )
+    return 1 if failed else 0

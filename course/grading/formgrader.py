@@ -1,0 +1,42 @@
+"""`python -m course formgrader [-- JUPYTER LAB OPTIONS]`: JupyterLab with nbgrader's formgrader on the course.
+
+nbgrader's formgrader works only where the course folder (its course root) is inside the server's root folder; run
+as `jupyter lab` in the checkout, the server's root is the checkout and the course folder lies outside it
+(`~/flash-attention-semester` by default), so formgrader logs "The course directory root is not a subdirectory of
+the notebook server root" and answers every page with an error. This command starts JupyterLab in the checkout
+(where nbgrader_config.py is read) with the course folder as the server's root: formgrader is in the Nbgrader menu.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+from course import ROOT
+from course.folder import ENV
+from course.grading import gradebook_db
+from course.layout import Course
+from utils.messages import bilingual
+
+
+def command(course: Course, options: list[str]) -> list[str]:
+    """The `jupyter lab` command line: the course folder as the server's root, then `options`."""
+    return [sys.executable, "-m", "jupyterlab", f"--ServerApp.root_dir={course.root}", *options]
+
+
+def environment(course: Course) -> dict[str, str]:
+    """The server's environment: nbgrader_config.py takes this course folder (and its gradebook's database)."""
+    return dict(os.environ, **{ENV: str(course.root)})
+
+
+def main(course: Course, options: list[str]) -> int:
+    gradebook_db.settle(course)  # the gradebook formgrader will write is the course's
+    course.root.mkdir(parents=True, exist_ok=True)
+    print(
+        bilingual(
+            f"formgrader：课程文件夹 {course.root}（Ctrl-C 停止）",
+            f"formgrader on the course folder {course.root} (Ctrl-C stops it)",
+        )
+    )
+    return subprocess.call(command(course, options), cwd=ROOT, env=environment(course))

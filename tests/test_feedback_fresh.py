@@ -1,0 +1,81 @@
+"""Feedback that is never stale (issue 46, item 3): `course feedback` makes again exactly the pages whose inputs
+changed (a hand grade in formgrader, an imported sheet, an extension in semester.toml) and no others, and the page
+shows the rubric of a graded answer with the items given. Unit 01 in a real SQLite gradebook; nbgrader's
+generate_feedback runs in the course's worker job (no notebook runs)."""
+
+import csv
+import re
+
+import pytest
+from handgrade_fixture import ANSWERS, NB, QUESTION, UNIT, WRITTEN, checkout_copy, course_copy, make_course
+from nbgrader.api import Gradebook
+
+from course.grading import feedback, feedback_inputs, gradebook_db, handgrade, rubric
+
+SUBMITTED = "2026-03-07T10:00:00+00:00"  # a day late: due 2026-03-06T23:59 UTC
+SEMESTER = '[late]\npenalty_per_day = 0.1\n[due]\n"01" = 2026-03-06T23:59:00\n'
+COLUMNS = ["student_id", "unit", "score", "max_score", "submitted_at", "late", "late_by", "penalty_rate"]
+
+
+@pytest.fixture(scope="module")
+def template(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("template")
+    course = make_course(folder / "course", checkout_copy(folder / "checkout"))
+    (course.root / "semester.toml").write_text(SEMESTER, encoding="utf-8")
+    with (course.root / "grades.csv").open("w", newline="", encoding="utf-8") as f:
+        writer = csv.DictWriter(f, [*COLUMNS, "penalty", "final_score"])
+        writer.writeheader()
+        for student in ANSWERS:
+            writer.writerow({"student_id": student, "unit": UNIT, "score": "3", "submitted_at": SUBMITTED})
+    return course
+
+
+@pytest.fixture
+def course(template, tmp_path):
+    return course_copy(template, tmp_path)
+
+
+def page(course, student: str) -> str:
+    html = (course.feedback / student / UNIT / f"{NB}.html").read_text(encoding="utf-8")
+    return re.sub(r"\s+", " ", re.sub(r"<[^>]*>", " ", html.split('class="cell ', 1)[0]))
+
+
+def test_feedback_is_made_again_for_exactly_the_students_whose_inputs_changed(course, tmp_path):
+    assert feedback.refresh(course, [UNIT]) == (sorted((s, UNIT) for s in ANSWERS), [])  # none made yet
+    assert "pending" in page(course, "bob") and "late by 0d 10:01" in page(course, "carol")
+    assert feedback.refresh(course, [UNIT]) == ([], [])
+
+    (sheet,) = handgrade.export(course, UNIT, ["ta1"], into=tmp_path / "sheets")
+    rows = list(csv.DictReader(sheet.open(encoding="utf-8")))
+    rows[1][f"{QUESTION}:peak (+1)"], rows[1]["comment"] = "x", "see the peak"  # bob
+    with sheet.open("w", newline="", encoding="utf-8") as f:
+        writer = csv.DictWriter(f, list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    handgrade.import_sheets(course, [sheet])
+    semester = course.root / "semester.toml"
+    semester.write_text(SEMESTER + '[extensions.carol]\n"01" = 3\n', encoding="utf-8")
+    assert feedback.refresh(course, [UNIT]) == ([("bob", UNIT), ("carol", UNIT)], [])  # alice's are unchanged
+    items = rubric.unit_rubrics(course.source / UNIT)[QUESTION].items
+    shown = page(course, "bob")
+    assert "pending" not in shown and "rubric" in shown
+    assert f"✓ +1 {items[0].criterion[:20]}" in shown and f"✗ +1 {items[1].criterion[:20]}" in shown
+    assert "on time" in page(course, "carol") and "late by 0d 10:01" in page(course, "alice")
+
+    with Gradebook(gradebook_db.url(course), gradebook_db.COURSE_ID) as gb:  # formgrader
+        gb.find_grade(WRITTEN, NB, UNIT, "alice").manual_score = 2
+        gb.db.commit()
+    assert feedback.refresh(course, [UNIT]) == ([("alice", UNIT)], [])
+    shown = page(course, "alice")
+    assert "pending" not in shown and f"• +1 {items[0].criterion[:20]}" in shown  # graded, not by the sheets
+    assert list(feedback.stale(course, [UNIT], force=True)) == [(s, UNIT) for s in sorted(ANSWERS)]
+
+
+def test_a_grading_run_records_the_pages_it_made(course):
+    """`course grade` records its pages' inputs: the next `course feedback` makes none of them again."""
+    for student in ANSWERS:
+        (course.feedback / student / UNIT).mkdir(parents=True)
+    feedback_inputs.record_made(course, [(s, UNIT) for s in ANSWERS])
+    assert feedback.stale(course, [UNIT]) == {}
+    (course.feedback / "bob" / UNIT).rmdir()  # a page that is gone is made again
+    assert list(feedback.stale(course, [UNIT])) == [("bob", UNIT)]

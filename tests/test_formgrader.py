@@ -1,0 +1,46 @@
+"""`course formgrader` (issue 46, item 2): JupyterLab's formgrader works on the course folder. The guide's former
+launch, `jupyter lab` in the checkout, serves formgrader's error (the course folder lies outside the server's
+root); the command's launch answers formgrader's API with the course's units. Each case starts one real server
+(~10 s); no browser (the formgrader's pages in Chromium are the browser suite's)."""
+
+import json
+import subprocess
+import time
+import urllib.error
+import urllib.request
+
+import pytest
+from handgrade_fixture import UNIT, formgrader_running, make_course
+
+from course import ROOT
+
+
+def assignments(url: str, token: str, server: subprocess.Popen, seconds: float = 120) -> tuple[int, str]:
+    """(status, body) of formgrader's list of assignments, once the server answers."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        assert server.poll() is None, "jupyter lab exited"
+        request = urllib.request.Request(f"{url}formgrader/api/assignments")
+        request.add_header("Authorization", f"token {token}")
+        try:
+            with urllib.request.urlopen(request, timeout=10) as response:
+                return response.status, response.read().decode()
+        except urllib.error.HTTPError as error:
+            return error.code, error.read().decode(errors="replace")
+        except OSError:
+            time.sleep(0.5)
+    raise TimeoutError("jupyter lab did not answer")
+
+
+@pytest.mark.parametrize("launch", ["course formgrader", "jupyter lab in the checkout"])
+def test_formgrader_works_on_the_course_folder_only_through_the_command(launch, tmp_path):
+    course = make_course(tmp_path / "course", ROOT)
+    with formgrader_running(course, tmp_path, launch == "course formgrader") as (url, token, log, server):
+        status, body = assignments(url, token, server)
+    logged = log.read_text()
+    if launch == "course formgrader":
+        assert status == 200 and "not a subdirectory" not in logged
+        assert {a["name"]: a["num_submissions"] for a in json.loads(body)}[UNIT] == 3  # the course's students
+    else:  # formgrader's error page (with status 200) instead of the list
+        assert "not a subdirectory of the notebook server root" in logged
+        assert UNIT not in body and not body.startswith("[")
