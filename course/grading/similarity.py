@@ -13,6 +13,7 @@ only a person decides. The flag stays while the student's solution cells stay as
 
 from __future__ import annotations
 
+import ast
 import csv
 import hashlib
 import json
@@ -23,32 +24,85 @@ from pathlib import Path
 from course import notebooks
 from course.grading import intake
 from course.grading.atomic import replace_csv, replace_text
-from course.judge.student_code import solution_sources
+from course.judge.student_code import parsed, scan, solution_sources
 from course.layout import Course
 from utils.messages import bilingual
 
 DEFAULT_THRESHOLD = 0.8  # share of a student's code found in another's (copydetect's similarity)
 FOLDER = "similarity"
 FLAGS_FILE = "flags.json"  # "student/unit" -> {"code": digest of the code checked, "reasons": [...]}
+RUN_TIME_NAMES = (  # names that make code at run time from data: what a packed string runs, no comparison reads
+    *("compile", "exec", "eval", "__import__", "importlib", "marshal", "pickle", "dill", "builtins"),
+    *("zlib", "base64", "binascii", "codecs", "bz2", "lzma", "gzip"),  # unpacking the string
+)
+RUN_TIME_CODE = {name: name for name in RUN_TIME_NAMES} | {  # {name in the code: as the reason names it}
+    "__builtins__": "builtins",
+    "FunctionType": "types.FunctionType",
+    "CodeType": "types.CodeType",
+    "__code__": "__code__",
+    "run_cell": "IPython's run_cell",
+    "run_code": "IPython's run_code",
+}
+MAGICS = ("run_line_magic", "run_cell_magic")  # IPython's calls for `%magic text`, `%%magic` cells
 
 
 def solution_ids(course: Course, unit: str, notebook: str) -> list[str]:
     return list(notebooks.solution_cells(notebooks.read(course.source / unit / notebook)))
 
 
-def student_code(course: Course, folder: Path, student: str, unit: str) -> str:
-    """The student's solution cells of the unit, notebook after notebook ("" when none is found)."""
-    parts = []
+def student_cells(course: Course, folder: Path, student: str, unit: str) -> list[tuple[str, str, str]]:
+    """(notebook, grade_id, source) of the student's solution cells of the unit, notebook after notebook."""
+    found = []
     for notebook in course.notebooks(unit):
         path = folder / student / unit / notebook
         if not path.is_file():
             continue
         try:
-            found = solution_sources(notebooks.read(path), solution_ids(course, unit, notebook))
+            sources = solution_sources(notebooks.read(path), solution_ids(course, unit, notebook))
         except Exception:  # noqa: BLE001 (not a notebook: intake refuses it, nothing to compare)
             continue
-        parts += [f"# --- {notebook} {gid}\n{source.rstrip()}\n" for gid, source in found]
-    return "\n".join(parts)
+        found += [(notebook, gid, source) for gid, source in sources]
+    return found
+
+
+def student_code(course: Course, folder: Path, student: str, unit: str) -> str:
+    """The student's solution cells of the unit as one text ("" when none is found)."""
+    cells = student_cells(course, folder, student, unit)
+    return "\n".join(f"# --- {notebook} {gid}\n{source.rstrip()}\n" for notebook, gid, source in cells)
+
+
+def made_at_run_time(source: str) -> set[str]:
+    """The names of RUN_TIME_CODE one cell uses, read as IPython runs it: a magic's text is read too."""
+    from IPython.core.inputtransformer2 import TransformerManager
+
+    try:
+        code = TransformerManager().transform_cell(source)
+    except Exception:  # noqa: BLE001 (not IPython's syntax: read as it is)
+        code = source
+    found = {f.what for f in scan(code, suspicious=RUN_TIME_CODE) if f.what in RUN_TIME_CODE.values()}
+    for node in ast.walk(parsed(code) or ast.Module([], [])):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in MAGICS:
+            texts = [
+                a.value for a in node.args[1:] if isinstance(a, ast.Constant) and isinstance(a.value, str)
+            ]
+            found = found.union(*map(made_at_run_time, texts))
+    return found
+
+
+def run_time_reason(cells: list[tuple[str, str, str]]) -> str | None:
+    """Why the cells are to be reviewed for code made at run time, which no text comparison reads; None: none."""
+    found = [
+        (notebook, gid, ", ".join(sorted(names)))
+        for notebook, gid, source in cells
+        if (names := made_at_run_time(source))
+    ]
+    if not found:
+        return None
+    where = "; ".join(f"{notebook} {gid}: {names}" for notebook, gid, names in found)
+    return bilingual(
+        f"相似度：代码在运行时生成要执行的代码（{where}），它执行的内容不在比较之内，请复核",
+        f"similarity: code made at run time ({where}): what it runs is not compared; review it",
+    )
 
 
 def reference_code(course: Course, unit: str) -> tuple[str, str]:
@@ -105,6 +159,22 @@ def reason(matches: list[Match], report: Path) -> str:
     )
 
 
+def unit_students(folder: Path, unit: str) -> list[str]:
+    """The students with a folder of the unit in `folder` (<student>/<unit>/), each name safe as a file name."""
+    return [
+        p.parent.name for p in sorted(folder.glob(f"*/{unit}")) if intake.SAFE_NAME.fullmatch(p.parent.name)
+    ]
+
+
+def run_time_reasons(course: Course, folder: Path, unit: str) -> dict[str, str]:
+    """{student: why} of the unit's students whose solution cells make code at run time."""
+    found = {}
+    for student in unit_students(folder, unit):
+        if why := run_time_reason(student_cells(course, folder, student, unit)):
+            found[student] = why
+    return found
+
+
 def compare(course: Course, folder: Path, unit: str, threshold: float) -> tuple[list[Match], Path | None]:
     """Compare the unit's students (in `folder`, <student>/<unit>/*.ipynb) with each other and the references;
     write the report; the matches at or above `threshold` and the report (None: no student's code was found)."""
@@ -124,9 +194,8 @@ def compare(course: Course, folder: Path, unit: str, threshold: float) -> tuple[
     students, references, given = out / "students", out / "reference", out / "given"
     for made in (students, references, given):
         made.mkdir(parents=True)
-    for path in sorted(folder.glob(f"*/{unit}")):
-        student = path.parent.name
-        if intake.SAFE_NAME.fullmatch(student) and (code := student_code(course, folder, student, unit)):
+    for student in unit_students(folder, unit):
+        if code := student_code(course, folder, student, unit):
             (students / f"{student}.py").write_text(code, encoding="utf-8")
     if not any(students.iterdir()):
         return [], None
@@ -185,16 +254,24 @@ def saved_flags(course: Course, student: str, unit: str) -> list[str]:
     return entry["reasons"]
 
 
-def record(course: Course, folder: Path, unit: str, found: list[Match], report: Path) -> dict[str, list[str]]:
-    """Keep the unit's flags ("student/unit" -> reasons), replacing its earlier check; the earlier reasons."""
+def record(
+    course: Course, folder: Path, unit: str, found: list[Match], report: Path, run_time: dict[str, str]
+) -> dict[str, list[str]]:
+    """Keep the unit's flags ("student/unit" -> reasons: its matches, its code made at run time), replacing its
+    earlier check; the earlier reasons."""
     flags = read_flags(course)
     earlier = {key: entry["reasons"] for key, entry in flags.items() if key.endswith(f"/{unit}")}
     flags = {key: entry for key, entry in flags.items() if key not in earlier}
+    reasons: dict[str, list[str]] = {}
     for student in sorted({match.student for match in found}):
         mine = [match for match in found if match.student == student]
+        reasons[student] = [reason(mine, report.relative_to(course.root))]
+    for student, why in run_time.items():
+        reasons.setdefault(student, []).append(why)
+    for student, why in sorted(reasons.items()):
         flags[f"{student}/{unit}"] = {
             "code": digest(student_code(course, folder, student, unit)),
-            "reasons": [reason(mine, report.relative_to(course.root))],
+            "reasons": why,
         }
     path = flags_path(course)
     replace_text(path, json.dumps(flags, ensure_ascii=False, indent=1))
@@ -235,8 +312,16 @@ def check(course: Course, folder: Path, units: list[str], threshold: float) -> l
             matched, report = compare(course, folder, unit, threshold)
             if report is None:
                 continue
-            flag_grades(course, unit, record(course, folder, unit, matched, report))
+            run_time = run_time_reasons(course, folder, unit)
+            flag_grades(course, unit, record(course, folder, unit, matched, report, run_time))
             print(bilingual(f"{unit}：报告 {report}", f"{unit}: report {report}"))
+            if run_time:
+                print(
+                    bilingual(
+                        f"  运行时生成代码，待复核：{', '.join(run_time)}",
+                        f"  code made at run time, to review: {', '.join(run_time)}",
+                    )
+                )
             found += matched
     return found
 

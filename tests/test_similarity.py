@@ -1,0 +1,82 @@
+"""The similarity check compares what is run (issue 45, principle 4): a solution cell handed in as markdown (which
+nbgrader turns back into code) is compared as code; code made at run time (exec of a packed string, code objects
+built by hand) is flagged for review with the reason, since no text comparison sees it. The class is checked
+without being graded (no notebook runs: seconds)."""
+
+import base64
+import codecs
+import marshal
+import shutil
+import zlib
+
+from pipeline_fixture import FIXTURE, FIXTURE_COURSE, UNIT
+from test_class_review import GUS_LSE
+
+from course import notebooks, release
+from course.grading import similarity, submissions
+from course.layout import Course
+
+NOTEBOOK = "logsumexp.ipynb"
+PUBLISHED = submissions.reference_answers(notebooks.read(FIXTURE / "source" / UNIT / NOTEBOOK))["lse_impl"]
+PACKED = base64.b64encode(zlib.compress(PUBLISHED.encode())).decode()
+DYNAMIC = {  # the published answer, run from a string no text comparison reads
+    "exec of zlib and base64": f'import base64, zlib\nexec(zlib.decompress(base64.b64decode("{PACKED}")))',
+    "__import__ and compile": (
+        f'code = compile(__import__("zlib").decompress(__import__("base64").b64decode("{PACKED}")), "x", "exec")\n'
+        "eval(code)"
+    ),
+    "a function built by hand": (
+        "import types\n"
+        f'_unit = compile(__import__("zlib").decompress(__import__("base64").b64decode("{PACKED}")), "x", "exec")\n'
+        'logsumexp = types.FunctionType(_unit.co_consts[0], globals(), "logsumexp")'
+    ),
+    "marshal": f"import marshal\nexec(marshal.loads({marshal.dumps(compile(PUBLISHED, 'x', 'exec'))!r}))",
+    "an IPython magic": f'%time exec(__import__("zlib").decompress(__import__("base64").b64decode("{PACKED}")))',
+    "codecs": f"import codecs\nexec(codecs.decode({codecs.encode(PUBLISHED, 'rot13')!r}, 'rot13'))",
+}
+
+
+def check_class(tmp, answers: dict[str, str], threshold: float = similarity.DEFAULT_THRESHOLD) -> Course:
+    """The log-sum-exp notebook of each student ({student: their lse_impl}), checked; the course."""
+    course = Course(tmp / "course", FIXTURE_COURSE.wrong)
+    (course.source / UNIT).mkdir(parents=True)
+    shutil.copy(FIXTURE / "source" / UNIT / NOTEBOOK, course.source / UNIT)
+    release.build(course, [UNIT], tmp / "release")
+    for student, answer in answers.items():
+        submissions.write_student(
+            tmp / "release" / UNIT, course.source / UNIT, tmp / "class" / student / UNIT, {"lse_impl": answer}
+        )
+    similarity.check(course, tmp / "class", [UNIT], threshold)
+    return course
+
+
+def flags(course: Course) -> dict[str, str]:
+    return {
+        key.split("/")[0]: " ".join(entry["reasons"]) for key, entry in similarity.read_flags(course).items()
+    }
+
+
+def test_the_published_answer_run_from_a_string_is_flagged_with_the_reason(tmp_path):
+    course = check_class(
+        tmp_path, {"gus_honest": GUS_LSE} | {f"s{i}": code for i, code in enumerate(DYNAMIC.values())}
+    )
+    found = flags(course)
+    assert "gus_honest" not in found
+    for i, how in enumerate(DYNAMIC):
+        assert "code made at run time" in found[f"s{i}"], how
+        assert "reference" not in found[f"s{i}"], how  # the text comparison alone does not see the copy
+
+
+def test_a_solution_cell_handed_in_as_markdown_is_compared_as_code(tmp_path):
+    """nbgrader grades a solution cell handed in as markdown as code: the copy in it is flagged like the plain one."""
+    course = check_class(tmp_path, {"gus_honest": GUS_LSE, "plain": PUBLISHED, "markdown": PUBLISHED})
+    path = tmp_path / "class" / "markdown" / UNIT / NOTEBOOK
+    nb = notebooks.read(path)
+    cell = notebooks.solution_cells(nb)["lse_impl"]
+    cell.cell_type = "markdown"
+    del cell["outputs"], cell["execution_count"]
+    notebooks.write(nb, path)
+    similarity.check(course, tmp_path / "class", [UNIT], similarity.DEFAULT_THRESHOLD)
+    found = flags(course)
+    assert "reference solution (solution_cells.py) 100%" in found["plain"], found
+    assert "reference solution (solution_cells.py) 100%" in found["markdown"], found
