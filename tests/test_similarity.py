@@ -1,7 +1,7 @@
 """The similarity check compares what is run (issue 45, principle 4): a solution cell handed in as markdown (which
 nbgrader turns back into code) is compared as code; code made at run time (exec of a packed string, code objects
-built by hand) is flagged for review with the reason, since no text comparison sees it. The class is checked
-without being graded (no notebook runs: seconds)."""
+built by hand) is flagged for review with the reason, since no text comparison sees it; the report quotes a bounded amount
+of each pair's code. The class is checked without being graded (no notebook runs: seconds)."""
 
 import base64
 import codecs
@@ -12,7 +12,7 @@ import zlib
 from pipeline_fixture import FIXTURE, FIXTURE_COURSE, UNIT
 from test_class_review import GUS_LSE
 
-from course import notebooks, release
+from course import notebooks
 from course.grading import similarity, submissions
 from course.layout import Course
 
@@ -39,9 +39,9 @@ DYNAMIC = {  # the published answer, run from a string no text comparison reads
 def check_class(tmp, answers: dict[str, str], threshold: float = similarity.DEFAULT_THRESHOLD) -> Course:
     """The log-sum-exp notebook of each student ({student: their lse_impl}), checked; the course."""
     course = Course(tmp / "course", FIXTURE_COURSE.wrong)
-    (course.source / UNIT).mkdir(parents=True)
-    shutil.copy(FIXTURE / "source" / UNIT / NOTEBOOK, course.source / UNIT)
-    release.build(course, [UNIT], tmp / "release")
+    for folder, root in ((course.source, FIXTURE / "source"), (tmp / "release", FIXTURE / "release")):
+        (folder / UNIT).mkdir(parents=True)
+        shutil.copy(root / UNIT / NOTEBOOK, folder / UNIT)
     for student, answer in answers.items():
         submissions.write_student(
             tmp / "release" / UNIT, course.source / UNIT, tmp / "class" / student / UNIT, {"lse_impl": answer}
@@ -80,3 +80,31 @@ def test_a_solution_cell_handed_in_as_markdown_is_compared_as_code(tmp_path):
     found = flags(course)
     assert "reference solution (solution_cells.py) 100%" in found["plain"], found
     assert "reference solution (solution_cells.py) 100%" in found["markdown"], found
+
+
+def test_a_huge_comment_makes_a_bounded_report_that_says_it_was_cut(tmp_path):
+    """One 15 MiB comment made a 525 MiB report: each code a pair quotes is cut, and the report says so."""
+    huge = PUBLISHED.replace("    top = max(xs)", "    # " + "<" * (15 << 20) + "\n    top = max(xs)", 1)
+    course = check_class(tmp_path, {"gus_honest": GUS_LSE, "plain": PUBLISHED, "huge": huge})
+    report = course.root / similarity.FOLDER / UNIT / "report.html"
+    text = report.read_text(encoding="utf-8")
+    pairs = text.count("Test file:")
+    assert 2 <= pairs <= 3 * similarity.PAIRS_QUOTED
+    bound = pairs * 10 * similarity.QUOTED + (200 << 10)  # the pairs, the plots and the page
+    assert report.stat().st_size < bound, (report.stat().st_size, bound)
+    code = (course.root / similarity.FOLDER / UNIT / "students" / "huge.py").read_text(encoding="utf-8")
+    assert f"{len(code) - similarity.QUOTED:,} more characters cut" in text
+    assert "Note from the course" in text and "quoted codes were cut" in text
+    assert "reference solution (solution_cells.py) 100%" in flags(course)["huge"]
+
+
+def test_the_report_quotes_a_few_pairs_of_each_student(tmp_path):
+    """Seven copies of the published answer: 28 pairs match, each student is quoted in PAIRS_QUOTED of them at most,
+    and the report says how many were left out; every copy is still flagged."""
+    copies = {f"s{i}": PUBLISHED for i in range(7)}
+    course = check_class(tmp_path, copies)
+    text = (course.root / similarity.FOLDER / UNIT / "report.html").read_text(encoding="utf-8")
+    quoted = [name for line in text.splitlines() for name in copies if f"students/{name}.py</i>" in line]
+    assert max(quoted.count(name) for name in copies) == similarity.PAIRS_QUOTED
+    assert "pairs left out" in text and " 0 pairs left out" not in text
+    assert set(flags(course)) == set(copies)

@@ -16,10 +16,14 @@ from __future__ import annotations
 import ast
 import csv
 import hashlib
+import html
 import json
 import shutil
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
+
+import numpy as np
 
 from course import notebooks
 from course.grading import intake
@@ -43,6 +47,8 @@ RUN_TIME_CODE = {name: name for name in RUN_TIME_NAMES} | {  # {name in the code
     "run_cell": "IPython's run_cell",
     "run_code": "IPython's run_code",
 }
+QUOTED = 20_000  # characters of one student's (or reference's) code the report quotes in one pair
+PAIRS_QUOTED = 5  # pairs the report quotes for one student, the closest first (the flags count them all)
 MAGICS = ("run_line_magic", "run_cell_magic")  # IPython's calls for `%magic text`, `%%magic` cells
 
 
@@ -216,8 +222,71 @@ def compare(course: Course, folder: Path, unit: str, threshold: float) -> tuple[
         out_file=str(report),
     )
     detector.run()
-    detector.generate_html_report()
+    write_report(detector, report)
     return matches(detector, threshold), report
+
+
+def quote(code: str, slices, colour: str) -> str:
+    """The code as the report shows it, HTML-escaped, the parts `slices` found in the other code highlighted; cut
+    to its first QUOTED characters, saying so."""
+    from copydetect.utils import highlight_overlap
+
+    shown, _ = highlight_overlap(
+        code[:QUOTED],
+        slices[:, slices[0] < QUOTED],
+        f"<span class='highlight-{colour}'>",
+        "</span>",
+        escape_html=True,
+    )
+    if len(code) > QUOTED:
+        more = len(code) - QUOTED
+        shown += html.escape("\n\n… " + bilingual(f"截去 {more:,} 个字符", f"{more:,} more characters cut"))
+    return shown
+
+
+def quoted_pairs(detector) -> tuple[list[list], int]:
+    """The pairs copydetect's report shows (as its `get_copied_code_list`: above its display threshold, the closest
+    first), at most PAIRS_QUOTED of each student, each code cut to QUOTED characters; and how many were left out."""
+    scores = detector.similarity_matrix
+    found = zip(*np.nonzero(scores[:, :, 0] > detector.conf.display_t), strict=True)
+    seen, quoted, listed, left_out = set(), Counter(), [], 0
+    for i, j in sorted(found, key=lambda ij: -scores[ij[0], ij[1], 0]):
+        test, ref = detector.test_files[i], detector.ref_files[j]
+        if (ref, test) in seen:
+            continue  # the same pair, the other way round
+        seen.add((test, ref))
+        students = [name for name in (test, ref) if Path(name).parent.name == "students"]
+        if any(quoted[name] >= PAIRS_QUOTED for name in students):
+            left_out += 1
+            continue
+        quoted.update(students)
+        mine, theirs = detector.slice_matrix.get((test, ref)) or detector.slice_matrix[(ref, test)][::-1]
+        shown = [
+            quote(detector.file_data[f].raw_code, cut, c)
+            for f, cut, c in ((test, mine, "red"), (ref, theirs, "green"))
+        ]
+        listed.append([*scores[i, j], test, ref, *shown, detector.token_overlap_matrix[i, j]])
+    return listed, left_out
+
+
+def write_report(detector, path: Path) -> None:
+    """copydetect's HTML report of the compared codes, bounded: QUOTED characters of each code in a pair (HTML
+    escaping makes one at most 5 bytes: 10 × QUOTED bytes a pair), PAIRS_QUOTED pairs a student, with a note at
+    its top when anything was cut."""
+    listed, left_out = quoted_pairs(detector)
+    cut = sum(len(detector.file_data[name].raw_code) > QUOTED for pair in listed for name in pair[2:4])
+    detector.get_copied_code_list = lambda: listed  # what its report template shows
+    page = detector.generate_html_report(output_mode="return")
+    if cut or left_out:
+        note = bilingual(
+            f"课程说明：报告中每对只引用每份代码的前 {QUOTED:,} 个字符，每名学生只列出最相近的 {PAIRS_QUOTED} 对；"
+            f"本报告截短了 {cut} 处引用、略去了 {left_out} 对（相似度矩阵和 grades.csv 中的标记包含全部）。",
+            f"Note from the course: each pair quotes the first {QUOTED:,} characters of each code, and each student's "
+            f"{PAIRS_QUOTED} closest pairs are listed; in this report {cut} quoted codes were cut and {left_out} pairs "
+            "left out (the similarity matrix and the flags in grades.csv hold them all).",
+        )
+        page = page.replace("<body>", f"<body>\n<p class='alert alert-warning'>{html.escape(note)}</p>", 1)
+    replace_text(path, page)
 
 
 def matches(detector, threshold: float) -> list[Match]:
