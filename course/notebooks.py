@@ -17,9 +17,13 @@ LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def read(path: Path) -> nbformat.NotebookNode:
-    """The notebook at `path`, with every lone surrogate in its strings and keys replaced by U+FFFD: whatever a
+    """The notebook at `path`, without lone surrogates (`without_lone_surrogates`)."""
+    return without_lone_surrogates(nbformat.read(str(path), as_version=4))
+
+
+def without_lone_surrogates(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """`nb` (changed in place) with every lone surrogate in its strings and keys replaced by U+FFFD: whatever a
     student's notebook holds, what is read from it can be written, hashed and compared."""
-    nb = nbformat.read(str(path), as_version=4)
     pending = [nb]
     while pending:
         node = pending.pop()

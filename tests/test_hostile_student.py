@@ -15,13 +15,17 @@ import shutil
 import zipfile
 from pathlib import Path
 
+import nbformat
 import pytest
 from pipeline_fixture import FIXTURE, FIXTURE_COURSE, UNIT
 from test_class_review import EVE_LSE, GUS_LSE, renamed
 
 from course import cli, notebooks
 from course.grading import grade, similarity, submissions
+from course.judge.sanitize import ReplaceLoneSurrogates
+from course.judge.student_code import scan
 from course.layout import Course
+from utils.judged import student_module
 
 SECOND = "02_again"  # a unit checked after the hostile one
 NOTEBOOK = "logsumexp.ipynb"
@@ -204,14 +208,25 @@ def test_one_students_hostile_notebook_changes_nobody_elses_result(
 
 
 def test_a_lone_surrogate_read_from_a_notebook_can_be_written_again(tmp_path):
-    """JSON's "\\ud800" in a cell and in a metadata key: read as U+FFFD, so the notebook writes and hashes."""
-    path = tmp_path / "nb.ipynb"
+    """JSON's "\\ud800" in a cell and in a metadata key: read as U+FFFD, by the course and by nbgrader's autograde
+    (whose first step replaces them: it could not write the notebook back, and the whole notebook failed)."""
     text = notebooks.to_text(notebooks.read(FIXTURE / "source" / UNIT / NOTEBOOK))
-    text = text.replace('"metadata": {}', '"metadata": {"\\ud800": "\\udfff"}', 1).replace(
-        "import math", "import math  # \\ud800", 1
+    text = text.replace('"metadata": {}', '"metadata": {"\\ud800": "\\udfff"}', 1)
+    text = text.replace("import math", "import math  # \\ud800", 1)
+    (tmp_path / "nb.ipynb").write_text(text, encoding="utf-8")
+    as_read = notebooks.read(tmp_path / "nb.ipynb")
+    as_graded, _ = ReplaceLoneSurrogates().preprocess(nbformat.reads(text, as_version=4), {})
+    for nb in (as_read, as_graded):
+        assert nb.cells[0].metadata == {"\ufffd": "\ufffd"} and nb.cells[1].source == "import math  # \ufffd"
+        written = nbformat.writes(nb)
+        assert written.encode("utf-8") and "\ufffd" in written
+
+
+def test_code_too_deep_to_parse_is_read_as_a_cell_that_does_not_parse():
+    """100,000 unary minuses, which Python's parser refuses with MemoryError: the judge's module says the cell does
+    not parse (building it raised before, stopping the judge), and the scans read nothing from it."""
+    deep = "_ = " + "-" * DEEP + "1"
+    assert "raise SyntaxError('cell lse_impl: MemoryError')" in student_module.module_source(
+        [("lse_impl", deep)], ""
     )
-    path.write_text(text, encoding="utf-8")
-    nb = notebooks.read(path)
-    assert nb.cells[0].metadata == {"\ufffd": "\ufffd"} and nb.cells[1].source == "import math  # \ufffd"
-    notebooks.write(nb, tmp_path / "again.ipynb")
-    assert "\ufffd" in (tmp_path / "again.ipynb").read_text(encoding="utf-8")
+    assert scan(deep) == [] and similarity.made_at_run_time(deep) == set()

@@ -243,7 +243,7 @@ def parsed(source: str) -> ast.Module | None:
     """The source's syntax tree; None where Python cannot parse it (bad syntax, nesting too deep to parse)."""
     try:
         return ast.parse(source)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+    except student_module.UNPARSABLE:
         return None
 
 
