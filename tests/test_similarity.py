@@ -108,3 +108,14 @@ def test_the_report_quotes_a_few_pairs_of_each_student(tmp_path):
     assert max(quoted.count(name) for name in copies) == similarity.PAIRS_QUOTED
     assert "pairs left out" in text and " 0 pairs left out" not in text
     assert set(flags(course)) == set(copies)
+
+
+def test_a_python_file_handed_in_beside_the_notebook_is_compared(tmp_path):
+    """The published answer in helper.py, imported by the solution cell (the kernel runs in the submission's
+    folder): compared with the reference (65 %: the import lines are hers; before, her code was the import line
+    alone, matching nothing)."""
+    helper = tmp_path / "class" / "mallory" / UNIT / "helper.py"
+    helper.parent.mkdir(parents=True)
+    helper.write_text("import math\n\n\n" + PUBLISHED + "\n", encoding="utf-8")
+    course = check_class(tmp_path, {"gus_honest": GUS_LSE, "mallory": "from helper import logsumexp"}, 0.6)
+    assert "the reference solution (solution_cells.py)" in flags(course)["mallory"], flags(course)

@@ -57,7 +57,8 @@ def solution_ids(course: Course, unit: str, notebook: str) -> list[str]:
 
 
 def student_cells(course: Course, folder: Path, student: str, unit: str) -> list[tuple[str, str, str]]:
-    """(notebook, grade_id, source) of the student's solution cells of the unit, notebook after notebook."""
+    """(notebook, grade_id, source) of the student's solution cells of the unit, notebook after notebook, then
+    (file, "", source) of each Python file handed in beside them (a solution cell can import it, and it runs)."""
     found = []
     for notebook in course.notebooks(unit):
         path = folder / student / unit / notebook
@@ -68,6 +69,11 @@ def student_cells(course: Course, folder: Path, student: str, unit: str) -> list
         except Exception:  # noqa: BLE001 (not a notebook: intake refuses it, nothing to compare)
             continue
         found += [(notebook, gid, source) for gid, source in sources]
+    handed_in = folder / student / unit
+    for path in sorted(handed_in.rglob("*.py")):
+        if path.is_file() and not path.is_symlink():
+            name = intake.shown(path.relative_to(handed_in).as_posix())
+            found.append((name, "", path.read_text(encoding="utf-8", errors="replace")))
     return found
 
 
