@@ -57,6 +57,7 @@ HOSTILE = {  # what each case does to the JSON text of Mallory's notebook
     "deep code": in_comment(r"\n    _ = " + "(" * 300 + "1" + ")" * 300),
     "deep code, many brackets": in_comment(r"\n    _ = " + "[" * DEEP + "]" * DEEP),
     "deep code, many operators": in_comment(r"\n    _ = " + "-" * DEEP + "1"),
+    "many IPython magics": in_comment(r"\n    %time _ = 1" * 5000 + r"\n    " + "%time " * 5000 + "_ = 1"),
     "odd normal forms": in_comment(
         r"\n    \uff54\uff4f\uff50 = max(xs)\n    e\u0301 = \u00e9 = \ufeff\u2126\u212b"
         r"\n    return top + math.log(sum(math.exp(x - top) for x in xs))"

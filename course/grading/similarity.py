@@ -13,11 +13,11 @@ only a person decides. The flag stays while the student's solution cells stay as
 
 from __future__ import annotations
 
-import ast
 import csv
 import hashlib
 import html
 import json
+import re
 import shutil
 from collections import Counter
 from dataclasses import dataclass
@@ -28,7 +28,7 @@ import numpy as np
 from course import notebooks
 from course.grading import intake
 from course.grading.atomic import replace_csv, replace_text
-from course.judge.student_code import parsed, scan, solution_sources
+from course.judge.student_code import scan, solution_sources
 from course.layout import Course
 from utils.messages import bilingual
 
@@ -49,7 +49,15 @@ RUN_TIME_CODE = {name: name for name in RUN_TIME_NAMES} | {  # {name in the code
 }
 QUOTED = 20_000  # characters of one student's (or reference's) code the report quotes in one pair
 PAIRS_QUOTED = 5  # pairs the report quotes for one student, the closest first (the flags count them all)
-MAGICS = ("run_line_magic", "run_cell_magic")  # IPython's calls for `%magic text`, `%%magic` cells
+# A line IPython runs as a magic or shell command (`%time f()`, `x = !ls`): the text it runs after the name
+MAGIC_LINE = re.compile(
+    r"^(?P<indent>[ \t]*)(?:[\w.\[\], ]+=[ \t]*)?(?P<escape>%%?|!!?)\S*[ \t]?(?P<text>.*)$", re.M
+)
+MAGIC_DEPTH = 5  # magics within magics read (`%time %time exec(…)`); deeper ones flag the cell
+MAGICS_READ = (
+    101  # texts read of one cell: itself and 100 magics; a cell of more is flagged (no answer needs them)
+)
+SHELL = "shell commands (!)"
 
 
 def solution_ids(course: Course, unit: str, notebook: str) -> list[str]:
@@ -84,21 +92,34 @@ def student_code(course: Course, folder: Path, student: str, unit: str) -> str:
 
 
 def made_at_run_time(source: str) -> set[str]:
-    """The names of RUN_TIME_CODE one cell uses, read as IPython runs it: a magic's text is read too."""
-    from IPython.core.inputtransformer2 import TransformerManager
-
-    try:
-        code = TransformerManager().transform_cell(source)
-    except Exception:  # noqa: BLE001 (not IPython's syntax: read as it is)
-        code = source
-    found = {f.what for f in scan(code, suspicious=RUN_TIME_CODE) if f.what in RUN_TIME_CODE.values()}
-    for node in ast.walk(parsed(code) or ast.Module([], [])):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in MAGICS:
-            texts = [
-                a.value for a in node.args[1:] if isinstance(a, ast.Constant) and isinstance(a.value, str)
-            ]
-            found = found.union(*map(made_at_run_time, texts))
+    """The names of RUN_TIME_CODE one cell uses, read as IPython runs it: what each magic runs is read too (IPython's
+    own transformer takes minutes on a cell of a few thousand magics: these are read line by line)."""
+    found, pending, read = set(), [(source, 0)], 0
+    while pending:
+        text, depth = pending.pop()
+        read += 1
+        if read > MAGICS_READ:
+            found.add(f"over {MAGICS_READ - 1} IPython magics")
+            break
+        if depth > MAGIC_DEPTH:
+            found.add(f"IPython magics nested over {MAGIC_DEPTH} deep")
+            continue
+        head, _, body = text.lstrip().partition("\n")
+        if head.startswith("%%"):  # a cell magic: its body runs (`%%time`, `%%capture`, …)
+            pending += [(head.lstrip("%").partition(" ")[2], depth + 1), (body, depth + 1)]
+            continue
+        findings = scan(MAGIC_LINE.sub(blank_magic, text), suspicious=RUN_TIME_CODE)
+        found |= {f.what for f in findings if f.what in RUN_TIME_CODE.values()}
+        for line in MAGIC_LINE.finditer(text):
+            if line["escape"].startswith("!"):
+                found.add(SHELL)
+            pending.append((line["text"], depth + 1))
     return found
+
+
+def blank_magic(line: re.Match) -> str:
+    """A magic or shell line as `pass` (its text is read on its own), so the rest of its cell parses."""
+    return f"{line['indent']}pass"
 
 
 def run_time_reason(cells: list[tuple[str, str, str]]) -> str | None:
