@@ -43,21 +43,27 @@ DEEP = 100_000
 
 
 def in_comment(raw_json: str):
-    return lambda text: text.replace(MARK, MARK + raw_json, 1)
+    return lambda text, folder: text.replace(MARK, MARK + raw_json, 1)
 
 
-HOSTILE = {  # what each case does to the JSON text of Mallory's notebook
+def beside(name: str, data: bytes):
+    """A file handed in beside her notebook (the similarity check reads Python files)."""
+    return lambda text, folder: (folder / name).write_bytes(data) and text
+
+
+HOSTILE = {  # what each case does to the JSON text of Mallory's notebook (or beside it, in her folder)
     "lone surrogate": in_comment(r"\ud800 and \udfff"),
     "NUL": in_comment(r"\u0000"),
     "control characters": in_comment(r"\u001b]0;owned\u0007\u001b[2J\r\b\u0085\u2028\u202e"),
     "huge string": in_comment("x" * (6 << 20)),
-    "deep JSON": lambda text: text.replace(
+    "deep JSON": lambda text, folder: text.replace(
         '"metadata": {}', '"metadata": {"x": ' + "[" * DEEP + "]" * DEEP + "}", 1
     ),
     "deep code": in_comment(r"\n    _ = " + "(" * 300 + "1" + ")" * 300),
     "deep code, many brackets": in_comment(r"\n    _ = " + "[" * DEEP + "]" * DEEP),
     "deep code, many operators": in_comment(r"\n    _ = " + "-" * DEEP + "1"),
     "many IPython magics": in_comment(r"\n    %time _ = 1" * 5000 + r"\n    " + "%time " * 5000 + "_ = 1"),
+    "undecodable Python file": beside("helper.py", b"\xff\xfe\xed\xa0\x80 \x00 exec(" + b"(" * DEEP),
     "odd normal forms": in_comment(
         r"\n    \uff54\uff4f\uff50 = max(xs)\n    e\u0301 = \u00e9 = \ufeff\u2126\u212b"
         r"\n    return top + math.log(sum(math.exp(x - top) for x in xs))"
@@ -75,7 +81,7 @@ def mallory(course: Course, release_folder: Path, dest: Path, hostile=None) -> N
     answer = notebooks.solution_cells(notebooks.read(path))["lse_impl"].source
     marked = answer.replace("    top = max(xs)", f"    {MARK}\n    top = max(xs)", 1)
     text = notebooks.to_text(notebooks.with_cell(notebooks.read(path), "lse_impl", marked))
-    path.write_text(hostile(text) if hostile else text, encoding="utf-8")
+    path.write_text(hostile(text, path.parent) if hostile else text, encoding="utf-8")
 
 
 def stand_in_grading(course, student, unit, *_):
