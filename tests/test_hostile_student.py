@@ -1,6 +1,6 @@
 """Each student's failure is that student's alone (issue 45, principle 3): hostile bytes in one student's notebook
 (Mallory's: a lone surrogate, NUL, control characters, a string of several MiB, deep nesting, odd Unicode forms)
-go through `grade`, `similarity`, `stats`, `export` and `import`; no command stops, and every other student's
+go through `grade`, `similarity`, `stats`, `export`, `import` and `regrade`; no command stops, and every other student's
 result is what it is when Mallory hands in the same notebook without them.
 
 The class is the fixture course with a second unit after the first (a copy of it): Eve wrote her own code, Fay
@@ -133,6 +133,7 @@ def fake_grading(patch) -> None:
     patch.setattr(grade, "grade_pair", stand_in_grading)
     patch.setattr(grade, "register_units", lambda course, units, students=(): None)
     patch.setattr(grade, "merge_gradebooks", lambda *args: None)
+    patch.setattr(grade.judge_sandbox, "choose", lambda requested: ("none", ""))  # `regrade` asks for one
 
 
 def lines(path: Path) -> list[dict[str, str]]:
@@ -187,6 +188,9 @@ def run_commands(flagged_class, tmp: Path, monkeypatch, hostile=None) -> tuple[d
     status["import"] = cli.main(
         ["import", str(canvas_zip(class_folder, tmp / "download.zip")), "--unit", UNIT, "--into", str(into)]
     )
+    for student in ("mallory", "eve_own"):
+        status[f"regrade {student}"] = cli.main(["regrade", student, UNIT, "--reason", "asked"])
+    found["grades after regrade"] = lines(course.root / "grades.csv")
     found["imported"] = {
         str(p.relative_to(into)): p.read_bytes()
         for p in sorted(into.rglob("*.ipynb"))
