@@ -74,8 +74,10 @@ c.Execute.interrupt_on_timeout = True
 # The notebook's kernel runs in the sandbox (course/judge/kernel.py), and the judge decides every judged test
 # cell's points after the notebook ran, outside the student's code (course/judge). Named as strings: nbconvert
 # imports them when autograding starts, before any kernel runs.
-# A test cell whose flags a student changed is restored (nbgrader alone would fail the whole notebook) and flagged.
+# A test cell whose flags a student changed is restored (nbgrader alone would fail the whole notebook) and flagged;
+# a lone surrogate is replaced (nbgrader could not write the notebook back).
 c.Autograde.sanitize_preprocessors = [
+    "course.judge.sanitize.ReplaceLoneSurrogates",
     "nbgrader.preprocessors.ClearOutput",
     "nbgrader.preprocessors.DeduplicateIds",
     "nbgrader.preprocessors.OverwriteKernelspec",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import re
 from pathlib import Path
 
 import nbformat
@@ -11,10 +12,29 @@ SOLUTION = ("### BEGIN SOLUTION", "### END SOLUTION")
 HIDDEN = ("### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS")
 MARKERS = ("BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN TESTS", "END HIDDEN TESTS")
 COURSE_KEY = "flash_course"  # the course's own cell metadata, beside nbgrader's (see course/AUTHORING.md)
+# JSON's "\ud800" escape decodes to a lone surrogate, which no UTF-8 file, digest or CSV can hold
+LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def read(path: Path) -> nbformat.NotebookNode:
-    return nbformat.read(str(path), as_version=4)
+    """The notebook at `path`, without lone surrogates (`without_lone_surrogates`)."""
+    return without_lone_surrogates(nbformat.read(str(path), as_version=4))
+
+
+def without_lone_surrogates(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """`nb` (changed in place) with every lone surrogate in its strings and keys replaced by U+FFFD: whatever a
+    student's notebook holds, what is read from it can be written, hashed and compared."""
+    pending = [nb]
+    while pending:
+        node = pending.pop()
+        for key, value in list(node.items() if isinstance(node, dict) else enumerate(node)):
+            if isinstance(value, dict | list):
+                pending.append(value)
+            elif isinstance(value, str) and LONE_SURROGATE.search(value):
+                node[key] = LONE_SURROGATE.sub("\ufffd", value)
+            if isinstance(key, str) and LONE_SURROGATE.search(key):
+                node[LONE_SURROGATE.sub("\ufffd", key)] = node.pop(key)
+    return nb
 
 
 def to_text(nb: nbformat.NotebookNode) -> str:

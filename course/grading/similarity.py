@@ -15,40 +15,127 @@ from __future__ import annotations
 
 import csv
 import hashlib
+import html
 import json
+import re
 import shutil
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
+
+import numpy as np
 
 from course import notebooks
 from course.grading import intake
 from course.grading.atomic import replace_csv, replace_text
-from course.judge.student_code import solution_sources
+from course.judge.student_code import scan, solution_sources
 from course.layout import Course
 from utils.messages import bilingual
 
 DEFAULT_THRESHOLD = 0.8  # share of a student's code found in another's (copydetect's similarity)
 FOLDER = "similarity"
 FLAGS_FILE = "flags.json"  # "student/unit" -> {"code": digest of the code checked, "reasons": [...]}
+RUN_TIME_NAMES = (  # names that make code at run time from data: what a packed string runs, no comparison reads
+    *("compile", "exec", "eval", "__import__", "importlib", "marshal", "pickle", "dill", "builtins"),
+    *("zlib", "base64", "binascii", "codecs", "bz2", "lzma", "gzip"),  # unpacking the string
+)
+RUN_TIME_CODE = {name: name for name in RUN_TIME_NAMES} | {  # {name in the code: as the reason names it}
+    "__builtins__": "builtins",
+    "FunctionType": "types.FunctionType",
+    "CodeType": "types.CodeType",
+    "__code__": "__code__",
+    "run_cell": "IPython's run_cell",
+    "run_code": "IPython's run_code",
+}
+QUOTED = 20_000  # characters of one student's (or reference's) code the report quotes in one pair
+PAIRS_QUOTED = 5  # pairs the report quotes for one student, the closest first (the flags count them all)
+# A line IPython runs as a magic or shell command (`%time f()`, `x = !ls`): the text it runs after the name
+MAGIC_LINE = re.compile(
+    r"^(?P<indent>[ \t]*)(?:[\w.\[\], ]+=[ \t]*)?(?P<escape>%%?|!!?)\S*[ \t]?(?P<text>.*)$", re.M
+)
+MAGIC_DEPTH = 5  # magics within magics read (`%time %time exec(…)`); deeper ones flag the cell
+MAGICS_READ = (
+    101  # texts read of one cell: itself and 100 magics; a cell of more is flagged (no answer needs them)
+)
+SHELL = "shell commands (!)"
 
 
 def solution_ids(course: Course, unit: str, notebook: str) -> list[str]:
     return list(notebooks.solution_cells(notebooks.read(course.source / unit / notebook)))
 
 
-def student_code(course: Course, folder: Path, student: str, unit: str) -> str:
-    """The student's solution cells of the unit, notebook after notebook ("" when none is found)."""
-    parts = []
+def student_cells(course: Course, folder: Path, student: str, unit: str) -> list[tuple[str, str, str]]:
+    """(notebook, grade_id, source) of the student's solution cells of the unit, notebook after notebook, then
+    (file, "", source) of each Python file handed in beside them (a solution cell can import it, and it runs)."""
+    found = []
     for notebook in course.notebooks(unit):
         path = folder / student / unit / notebook
         if not path.is_file():
             continue
         try:
-            found = solution_sources(notebooks.read(path), solution_ids(course, unit, notebook))
+            sources = solution_sources(notebooks.read(path), solution_ids(course, unit, notebook))
         except Exception:  # noqa: BLE001 (not a notebook: intake refuses it, nothing to compare)
             continue
-        parts += [f"# --- {notebook} {gid}\n{source.rstrip()}\n" for gid, source in found]
-    return "\n".join(parts)
+        found += [(notebook, gid, source) for gid, source in sources]
+    handed_in = folder / student / unit
+    for path in sorted(handed_in.rglob("*.py")):
+        if path.is_file() and not path.is_symlink():
+            name = intake.shown(path.relative_to(handed_in).as_posix())
+            found.append((name, "", path.read_text(encoding="utf-8", errors="replace")))
+    return found
+
+
+def student_code(course: Course, folder: Path, student: str, unit: str) -> str:
+    """The student's solution cells of the unit as one text ("" when none is found)."""
+    cells = student_cells(course, folder, student, unit)
+    return "\n".join(f"# --- {notebook} {gid}\n{source.rstrip()}\n" for notebook, gid, source in cells)
+
+
+def made_at_run_time(source: str) -> set[str]:
+    """The names of RUN_TIME_CODE one cell uses, read as IPython runs it: what each magic runs is read too (IPython's
+    own transformer takes minutes on a cell of a few thousand magics: these are read line by line)."""
+    found, pending, read = set(), [(source, 0)], 0
+    while pending:
+        text, depth = pending.pop()
+        read += 1
+        if read > MAGICS_READ:
+            found.add(f"over {MAGICS_READ - 1} IPython magics")
+            break
+        if depth > MAGIC_DEPTH:
+            found.add(f"IPython magics nested over {MAGIC_DEPTH} deep")
+            continue
+        head, _, body = text.lstrip().partition("\n")
+        if head.startswith("%%"):  # a cell magic: its body runs (`%%time`, `%%capture`, …)
+            pending += [(head.lstrip("%").partition(" ")[2], depth + 1), (body, depth + 1)]
+            continue
+        findings = scan(MAGIC_LINE.sub(blank_magic, text), suspicious=RUN_TIME_CODE)
+        found |= {f.what for f in findings if f.what in RUN_TIME_CODE.values()}
+        for line in MAGIC_LINE.finditer(text):
+            if line["escape"].startswith("!"):
+                found.add(SHELL)
+            pending.append((line["text"], depth + 1))
+    return found
+
+
+def blank_magic(line: re.Match) -> str:
+    """A magic or shell line as `pass` (its text is read on its own), so the rest of its cell parses."""
+    return f"{line['indent']}pass"
+
+
+def run_time_reason(cells: list[tuple[str, str, str]]) -> str | None:
+    """Why the cells are to be reviewed for code made at run time, which no text comparison reads; None: none."""
+    found = [
+        (notebook, gid, ", ".join(sorted(names)))
+        for notebook, gid, source in cells
+        if (names := made_at_run_time(source))
+    ]
+    if not found:
+        return None
+    where = "; ".join(f"{notebook} {gid}: {names}" for notebook, gid, names in found)
+    return bilingual(
+        f"相似度：代码在运行时生成要执行的代码（{where}），它执行的内容不在比较之内，请复核",
+        f"similarity: code made at run time ({where}): what it runs is not compared; review it",
+    )
 
 
 def reference_code(course: Course, unit: str) -> tuple[str, str]:
@@ -105,6 +192,22 @@ def reason(matches: list[Match], report: Path) -> str:
     )
 
 
+def unit_students(folder: Path, unit: str) -> list[str]:
+    """The students with a folder of the unit in `folder` (<student>/<unit>/), each name safe as a file name."""
+    return [
+        p.parent.name for p in sorted(folder.glob(f"*/{unit}")) if intake.SAFE_NAME.fullmatch(p.parent.name)
+    ]
+
+
+def run_time_reasons(course: Course, folder: Path, unit: str) -> dict[str, str]:
+    """{student: why} of the unit's students whose solution cells make code at run time."""
+    found = {}
+    for student in unit_students(folder, unit):
+        if why := run_time_reason(student_cells(course, folder, student, unit)):
+            found[student] = why
+    return found
+
+
 def compare(course: Course, folder: Path, unit: str, threshold: float) -> tuple[list[Match], Path | None]:
     """Compare the unit's students (in `folder`, <student>/<unit>/*.ipynb) with each other and the references;
     write the report; the matches at or above `threshold` and the report (None: no student's code was found)."""
@@ -124,9 +227,8 @@ def compare(course: Course, folder: Path, unit: str, threshold: float) -> tuple[
     students, references, given = out / "students", out / "reference", out / "given"
     for made in (students, references, given):
         made.mkdir(parents=True)
-    for path in sorted(folder.glob(f"*/{unit}")):
-        student = path.parent.name
-        if intake.SAFE_NAME.fullmatch(student) and (code := student_code(course, folder, student, unit)):
+    for student in unit_students(folder, unit):
+        if code := student_code(course, folder, student, unit):
             (students / f"{student}.py").write_text(code, encoding="utf-8")
     if not any(students.iterdir()):
         return [], None
@@ -147,8 +249,71 @@ def compare(course: Course, folder: Path, unit: str, threshold: float) -> tuple[
         out_file=str(report),
     )
     detector.run()
-    detector.generate_html_report()
+    write_report(detector, report)
     return matches(detector, threshold), report
+
+
+def quote(code: str, slices, colour: str) -> str:
+    """The code as the report shows it, HTML-escaped, the parts `slices` found in the other code highlighted; cut
+    to its first QUOTED characters, saying so."""
+    from copydetect.utils import highlight_overlap
+
+    shown, _ = highlight_overlap(
+        code[:QUOTED],
+        slices[:, slices[0] < QUOTED],
+        f"<span class='highlight-{colour}'>",
+        "</span>",
+        escape_html=True,
+    )
+    if len(code) > QUOTED:
+        more = len(code) - QUOTED
+        shown += html.escape("\n\n… " + bilingual(f"截去 {more:,} 个字符", f"{more:,} more characters cut"))
+    return shown
+
+
+def quoted_pairs(detector) -> tuple[list[list], int]:
+    """The pairs copydetect's report shows (as its `get_copied_code_list`: above its display threshold, the closest
+    first), at most PAIRS_QUOTED of each student, each code cut to QUOTED characters; and how many were left out."""
+    scores = detector.similarity_matrix
+    found = zip(*np.nonzero(scores[:, :, 0] > detector.conf.display_t), strict=True)
+    seen, quoted, listed, left_out = set(), Counter(), [], 0
+    for i, j in sorted(found, key=lambda ij: -scores[ij[0], ij[1], 0]):
+        test, ref = detector.test_files[i], detector.ref_files[j]
+        if (ref, test) in seen:
+            continue  # the same pair, the other way round
+        seen.add((test, ref))
+        students = [name for name in (test, ref) if Path(name).parent.name == "students"]
+        if any(quoted[name] >= PAIRS_QUOTED for name in students):
+            left_out += 1
+            continue
+        quoted.update(students)
+        mine, theirs = detector.slice_matrix.get((test, ref)) or detector.slice_matrix[(ref, test)][::-1]
+        shown = [
+            quote(detector.file_data[f].raw_code, cut, c)
+            for f, cut, c in ((test, mine, "red"), (ref, theirs, "green"))
+        ]
+        listed.append([*scores[i, j], test, ref, *shown, detector.token_overlap_matrix[i, j]])
+    return listed, left_out
+
+
+def write_report(detector, path: Path) -> None:
+    """copydetect's HTML report of the compared codes, bounded: QUOTED characters of each code in a pair (HTML
+    escaping makes one at most 5 bytes: 10 × QUOTED bytes a pair), PAIRS_QUOTED pairs a student, with a note at
+    its top when anything was cut."""
+    listed, left_out = quoted_pairs(detector)
+    cut = sum(len(detector.file_data[name].raw_code) > QUOTED for pair in listed for name in pair[2:4])
+    detector.get_copied_code_list = lambda: listed  # what its report template shows
+    page = detector.generate_html_report(output_mode="return")
+    if cut or left_out:
+        note = bilingual(
+            f"课程说明：报告中每对只引用每份代码的前 {QUOTED:,} 个字符，每名学生只列出最相近的 {PAIRS_QUOTED} 对；"
+            f"本报告截短了 {cut} 处引用、略去了 {left_out} 对（相似度矩阵和 grades.csv 中的标记包含全部）。",
+            f"Note from the course: each pair quotes the first {QUOTED:,} characters of each code, and each student's "
+            f"{PAIRS_QUOTED} closest pairs are listed; in this report {cut} quoted codes were cut and {left_out} pairs "
+            "left out (the similarity matrix and the flags in grades.csv hold them all).",
+        )
+        page = page.replace("<body>", f"<body>\n<p class='alert alert-warning'>{html.escape(note)}</p>", 1)
+    replace_text(path, page)
 
 
 def matches(detector, threshold: float) -> list[Match]:
@@ -185,16 +350,24 @@ def saved_flags(course: Course, student: str, unit: str) -> list[str]:
     return entry["reasons"]
 
 
-def record(course: Course, folder: Path, unit: str, found: list[Match], report: Path) -> dict[str, list[str]]:
-    """Keep the unit's flags ("student/unit" -> reasons), replacing its earlier check; the earlier reasons."""
+def record(
+    course: Course, folder: Path, unit: str, found: list[Match], report: Path, run_time: dict[str, str]
+) -> dict[str, list[str]]:
+    """Keep the unit's flags ("student/unit" -> reasons: its matches, its code made at run time), replacing its
+    earlier check; the earlier reasons."""
     flags = read_flags(course)
     earlier = {key: entry["reasons"] for key, entry in flags.items() if key.endswith(f"/{unit}")}
     flags = {key: entry for key, entry in flags.items() if key not in earlier}
+    reasons: dict[str, list[str]] = {}
     for student in sorted({match.student for match in found}):
         mine = [match for match in found if match.student == student]
+        reasons[student] = [reason(mine, report.relative_to(course.root))]
+    for student, why in run_time.items():
+        reasons.setdefault(student, []).append(why)
+    for student, why in sorted(reasons.items()):
         flags[f"{student}/{unit}"] = {
             "code": digest(student_code(course, folder, student, unit)),
-            "reasons": [reason(mine, report.relative_to(course.root))],
+            "reasons": why,
         }
     path = flags_path(course)
     replace_text(path, json.dumps(flags, ensure_ascii=False, indent=1))
@@ -235,8 +408,16 @@ def check(course: Course, folder: Path, units: list[str], threshold: float) -> l
             matched, report = compare(course, folder, unit, threshold)
             if report is None:
                 continue
-            flag_grades(course, unit, record(course, folder, unit, matched, report))
+            run_time = run_time_reasons(course, folder, unit)
+            flag_grades(course, unit, record(course, folder, unit, matched, report, run_time))
             print(bilingual(f"{unit}：报告 {report}", f"{unit}: report {report}"))
+            if run_time:
+                print(
+                    bilingual(
+                        f"  运行时生成代码，待复核：{', '.join(run_time)}",
+                        f"  code made at run time, to review: {', '.join(run_time)}",
+                    )
+                )
             found += matched
     return found
 

@@ -74,11 +74,12 @@ class Finding:
 
 
 def solution_sources(nb, grade_ids: list[str]) -> list[tuple[str, str]]:
-    """(grade_id, source) of the notebook's cells with these solution grade ids, in notebook order."""
+    """(grade_id, source) of the notebook's cells with these solution grade ids, in notebook order, whatever
+    their type: nbgrader turns a solution cell handed in as markdown back into code, and runs it."""
     found = []
     for cell in nb.cells:
         grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
-        if cell.cell_type == "code" and grade_id in grade_ids:
+        if grade_id in grade_ids:
             found.append((grade_id, cell.source))
     return found
 
@@ -239,13 +240,20 @@ def _patched(node: ast.AST, paths: Paths) -> bool:
     return False
 
 
+def parsed(source: str) -> ast.Module | None:
+    """The source's syntax tree; None where Python cannot parse it (bad syntax, nesting too deep to parse)."""
+    try:
+        return ast.parse(source)
+    except student_module.UNPARSABLE:
+        return None
+
+
 def scan(source: str, banned: list[str] = (), suspicious: dict[str, str] | None = None) -> list[Finding]:
     """Suspicious lines of the student's module (`banned`: the unit's "module:attribute" names; `suspicious`: the
     unit's own {name: reason} to flag, e.g. NumPy where the work must happen in kernels). Library attention is
     what an imported path names, never a word inside the student's own names."""
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
+    tree = parsed(source)
+    if tree is None:
         return []
     lines = source.splitlines()
     findings: dict[tuple, Finding] = {}

@@ -191,11 +191,15 @@ def kept_statements(source: str, filename: str) -> list[tuple[ast.stmt, str]]:
     return kept
 
 
+# What Python's parser raises on code it cannot read: bad syntax, a NUL, nesting too deep (MemoryError, RecursionError)
+UNPARSABLE = (SyntaxError, ValueError, RecursionError, MemoryError)
+
+
 def _kept_text(grade_id: str, source: str) -> str:
     try:
         return "\n".join(text.rstrip() for _, text in kept_statements(source, f"<cell {grade_id}>"))
-    except SyntaxError as error:  # reported when the module loads
-        return f"raise SyntaxError({f'cell {grade_id}: {error}'!r})"
+    except UNPARSABLE as error:  # reported when the module loads
+        return f"raise SyntaxError({f'cell {grade_id}: {str(error) or type(error).__name__}'!r})"
 
 
 def module_source(cells: list[tuple[str, str]], preamble: str) -> str:

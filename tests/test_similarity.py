@@ -1,0 +1,121 @@
+"""The similarity check compares what is run (issue 45, principle 4): a solution cell handed in as markdown (which
+nbgrader turns back into code) is compared as code; code made at run time (exec of a packed string, code objects
+built by hand) is flagged for review with the reason, since no text comparison sees it; the report quotes a bounded amount
+of each pair's code. The class is checked without being graded (no notebook runs: seconds)."""
+
+import base64
+import codecs
+import marshal
+import shutil
+import zlib
+
+from pipeline_fixture import FIXTURE, FIXTURE_COURSE, UNIT
+from test_class_review import GUS_LSE
+
+from course import notebooks
+from course.grading import similarity, submissions
+from course.layout import Course
+
+NOTEBOOK = "logsumexp.ipynb"
+PUBLISHED = submissions.reference_answers(notebooks.read(FIXTURE / "source" / UNIT / NOTEBOOK))["lse_impl"]
+PACKED = base64.b64encode(zlib.compress(PUBLISHED.encode())).decode()
+DYNAMIC = {  # the published answer, run from a string no text comparison reads
+    "exec of zlib and base64": f'import base64, zlib\nexec(zlib.decompress(base64.b64decode("{PACKED}")))',
+    "__import__ and compile": (
+        f'code = compile(__import__("zlib").decompress(__import__("base64").b64decode("{PACKED}")), "x", "exec")\n'
+        "eval(code)"
+    ),
+    "a function built by hand": (
+        "import types\n"
+        f'_unit = compile(__import__("zlib").decompress(__import__("base64").b64decode("{PACKED}")), "x", "exec")\n'
+        'logsumexp = types.FunctionType(_unit.co_consts[0], globals(), "logsumexp")'
+    ),
+    "marshal": f"import marshal\nexec(marshal.loads({marshal.dumps(compile(PUBLISHED, 'x', 'exec'))!r}))",
+    "an IPython magic": f'%time exec(__import__("zlib").decompress(__import__("base64").b64decode("{PACKED}")))',
+    "codecs": f"import codecs\nexec(codecs.decode({codecs.encode(PUBLISHED, 'rot13')!r}, 'rot13'))",
+}
+
+
+def check_class(tmp, answers: dict[str, str], threshold: float = similarity.DEFAULT_THRESHOLD) -> Course:
+    """The log-sum-exp notebook of each student ({student: their lse_impl}), checked; the course."""
+    course = Course(tmp / "course", FIXTURE_COURSE.wrong)
+    for folder, root in ((course.source, FIXTURE / "source"), (tmp / "release", FIXTURE / "release")):
+        (folder / UNIT).mkdir(parents=True)
+        shutil.copy(root / UNIT / NOTEBOOK, folder / UNIT)
+    for student, answer in answers.items():
+        submissions.write_student(
+            tmp / "release" / UNIT, course.source / UNIT, tmp / "class" / student / UNIT, {"lse_impl": answer}
+        )
+    similarity.check(course, tmp / "class", [UNIT], threshold)
+    return course
+
+
+def flags(course: Course) -> dict[str, str]:
+    return {
+        key.split("/")[0]: " ".join(entry["reasons"]) for key, entry in similarity.read_flags(course).items()
+    }
+
+
+def test_the_published_answer_run_from_a_string_is_flagged_with_the_reason(tmp_path):
+    course = check_class(
+        tmp_path, {"gus_honest": GUS_LSE} | {f"s{i}": code for i, code in enumerate(DYNAMIC.values())}
+    )
+    found = flags(course)
+    assert "gus_honest" not in found
+    for i, how in enumerate(DYNAMIC):
+        assert "code made at run time" in found[f"s{i}"], how
+        assert "reference" not in found[f"s{i}"], how  # the text comparison alone does not see the copy
+
+
+def test_a_solution_cell_handed_in_as_markdown_is_compared_as_code(tmp_path):
+    """nbgrader grades a solution cell handed in as markdown as code: the copy in it is flagged like the plain one."""
+    course = check_class(tmp_path, {"gus_honest": GUS_LSE, "plain": PUBLISHED, "markdown": PUBLISHED})
+    path = tmp_path / "class" / "markdown" / UNIT / NOTEBOOK
+    nb = notebooks.read(path)
+    cell = notebooks.solution_cells(nb)["lse_impl"]
+    cell.cell_type = "markdown"
+    del cell["outputs"], cell["execution_count"]
+    notebooks.write(nb, path)
+    similarity.check(course, tmp_path / "class", [UNIT], similarity.DEFAULT_THRESHOLD)
+    found = flags(course)
+    assert "reference solution (solution_cells.py) 100%" in found["plain"], found
+    assert "reference solution (solution_cells.py) 100%" in found["markdown"], found
+
+
+def test_a_huge_comment_makes_a_bounded_report_that_says_it_was_cut(tmp_path):
+    """One 15 MiB comment made a 525 MiB report: each code a pair quotes is cut, and the report says so."""
+    huge = PUBLISHED.replace("    top = max(xs)", "    # " + "<" * (15 << 20) + "\n    top = max(xs)", 1)
+    course = check_class(tmp_path, {"gus_honest": GUS_LSE, "plain": PUBLISHED, "huge": huge})
+    report = course.root / similarity.FOLDER / UNIT / "report.html"
+    text = report.read_text(encoding="utf-8")
+    pairs = text.count("Test file:")
+    assert 2 <= pairs <= 3 * similarity.PAIRS_QUOTED
+    bound = pairs * 10 * similarity.QUOTED + (200 << 10)  # the pairs, the plots and the page
+    assert report.stat().st_size < bound, (report.stat().st_size, bound)
+    code = (course.root / similarity.FOLDER / UNIT / "students" / "huge.py").read_text(encoding="utf-8")
+    assert f"{len(code) - similarity.QUOTED:,} more characters cut" in text
+    assert "Note from the course" in text and "quoted codes were cut" in text
+    assert "reference solution (solution_cells.py) 100%" in flags(course)["huge"]
+
+
+def test_the_report_quotes_a_few_pairs_of_each_student(tmp_path):
+    """Seven copies of the published answer: 28 pairs match, each student is quoted in PAIRS_QUOTED of them at most,
+    and the report says how many were left out; every copy is still flagged."""
+    copies = {f"s{i}": PUBLISHED for i in range(7)}
+    course = check_class(tmp_path, copies)
+    text = (course.root / similarity.FOLDER / UNIT / "report.html").read_text(encoding="utf-8")
+    quoted = [name for line in text.splitlines() for name in copies if f"students/{name}.py</i>" in line]
+    assert max(quoted.count(name) for name in copies) == similarity.PAIRS_QUOTED
+    assert "pairs left out" in text and " 0 pairs left out" not in text
+    assert set(flags(course)) == set(copies)
+
+
+def test_a_python_file_handed_in_beside_the_notebook_is_compared(tmp_path):
+    """The published answer in helper.py, imported by the solution cell (the kernel runs in the submission's
+    folder): compared with the reference (65 %: the import lines are hers; before, her code was the import line
+    alone, matching nothing)."""
+    helper = tmp_path / "class" / "mallory" / UNIT / "helper.py"
+    helper.parent.mkdir(parents=True)
+    helper.write_text("import math\n\n\n" + PUBLISHED + "\n", encoding="utf-8")
+    course = check_class(tmp_path, {"gus_honest": GUS_LSE, "mallory": "from helper import logsumexp"}, 0.6)
+    assert "the reference solution (solution_cells.py)" in flags(course)["mallory"], flags(course)
