@@ -21,7 +21,6 @@ import os
 import re
 import secrets
 import shutil
-import site
 import stat
 import subprocess
 import sys
@@ -30,6 +29,7 @@ from pathlib import Path
 
 from course import ROOT
 from course.judge import bytecode, cgroup
+from course.judge.environment import inside, outermost, python_paths
 from utils.messages import bilingual
 
 MECHANISMS = ("bubblewrap", "namespaces", "none")
@@ -69,15 +69,6 @@ LIMITS = {  # prlimit's names: bytes of one file, open files, processes and thre
 }
 
 
-def _inside(path: Path, folder: Path) -> bool:
-    return path == folder or folder in path.parents
-
-
-def outermost(paths: list[Path]) -> list[Path]:
-    unique = sorted(set(paths), key=lambda p: len(p.parts))
-    return [p for i, p in enumerate(unique) if not any(_inside(p, q) for q in unique[:i])]
-
-
 def temp_folder() -> Path:
     return Path(tempfile.gettempdir()).resolve()
 
@@ -91,25 +82,10 @@ def hidden_paths(extra: list[Path] = ()) -> list[Path]:
     return outermost([p.resolve() for p in found])
 
 
-def environment_paths(entries: list[str]) -> list[Path]:
-    """The folders of `entries` and of PYTHONPATH that exist outside the course (e.g. a `pip install --target`
-    folder on a GPU box; a virtual environment in the checkout counts as outside)."""
-    entries = [*entries, *(p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p)]
-    found = [Path(p).resolve() for p in entries if Path(p).is_dir()]
-    prefix = Path(sys.prefix).resolve()
-    return [p for p in found if not _inside(p, ROOT) or _inside(p, prefix)]
-
-
-def python_paths() -> list[Path]:
-    """The environment the child needs: the interpreter's prefixes, its site-packages and the PYTHONPATH
-    folders outside the course."""
-    return environment_paths([sys.prefix, sys.base_prefix, *site.getsitepackages()])
-
-
 def kept_paths(hidden: list[Path], workdir: Path, shared: Path | None = None) -> list[Path]:
     """What the fallback binds back under the hidden folders: the environment there, the work folder and a shared
     folder."""
-    keep = [p for p in python_paths() if any(_inside(p, h) and p != h for h in hidden)]
+    keep = [p for p in python_paths() if any(inside(p, h) and p != h for h in hidden)]
     return outermost([*keep, workdir.resolve(), *([shared.resolve()] if shared else [])])
 
 
@@ -123,7 +99,7 @@ def child_env(
     extra = [
         p
         for p in os.environ.get("PYTHONPATH", "").split(os.pathsep)
-        if p and not _inside(Path(p).resolve(), ROOT)
+        if p and not inside(Path(p).resolve(), ROOT)
     ]
     env.update(
         PATH=os.pathsep.join([str(Path(sys.executable).parent), "/usr/local/bin", "/usr/bin", "/bin"]),
@@ -286,7 +262,7 @@ class Root:
 
     def folders_to(self, target: Path) -> None:
         for folder in reversed(target.parents[:-1]):  # all but "/"
-            if folder not in self.folders and not any(_inside(folder, m) for m in self.mounted):
+            if folder not in self.folders and not any(inside(folder, m) for m in self.mounted):
                 self.argv += ["--perms", "0755", "--dir", str(folder)]
                 self.folders.add(folder)
 
