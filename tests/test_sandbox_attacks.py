@@ -268,6 +268,42 @@ def test_the_gpu_sandbox_shows_no_host_network_in_sys(monkeypatch):
     assert seen == ["lo"]
 
 
+LAUNCHERS = """
+import json, os
+seen = {}
+for pid in filter(str.isdigit, os.listdir("/proc")):
+    for name in ("cmdline", "environ"):
+        try:
+            seen[f"{pid}/{name}"] = open(f"/proc/{pid}/{name}", "rb").read().decode(errors="replace")
+        except OSError:
+            pass
+print(json.dumps({what: text for what, text in seen.items() if not what.startswith(f"{os.getpid()}/")}))
+"""
+
+
+@AS_ROOT
+@pytest.mark.parametrize("grader", ["root", "unprivileged"])
+def test_no_launcher_shows_the_host_in_the_sandbox(grader, monkeypatch):
+    """(j) Principle 8 of issue 45: bwrap's pid 1 (its reaper, a copy of bwrap) is a process the sandbox sees: its
+    command line held every mount's host path (the working copy, the environment, the grader's bytecode folder)
+    and its environment the grader's variables (readable where the sandbox shares the grader's uid). Whatever the
+    student's code reads of any other process now is empty or its own command."""
+    work = sandbox.workspace(owner=None if grader == "root" else 0)
+    if (
+        grader == "unprivileged"
+    ):  # a user namespace of its own, which CI, running as root, never takes otherwise
+        monkeypatch.setattr(sandbox.os, "geteuid", lambda: 1000)
+    try:
+        seen = sandboxed("bubblewrap", LAUNCHERS, work=work)
+    finally:
+        monkeypatch.undo()
+        sandbox.kill_processes_of(sandbox.owner_of(work))
+        sandbox.remove_workspace(work)
+    shown = {what: text for what, text in seen.items() if str(work) in text or "bind" in text}
+    environments = {what: text for what, text in seen.items() if what.endswith("environ") and text}
+    assert seen and shown == {} and environments == {}
+
+
 # ---------------------------------------------------------------- (b) writing outside the sandbox's own folders
 
 

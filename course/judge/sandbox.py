@@ -279,27 +279,26 @@ class Root:
         self.folders.add(Path(target))  # empty: what is made under it needs its folders made too
 
 
-def bubblewrap_argv(workdir: Path, cwd: Path, shared: Path | None, compiled: Path | None = None) -> list[str]:
-    """bwrap's options: an allow-list root over the system, the environment and the working copy. A root grader
-    builds it with privileges and the command then drops to the working copy's owner; anyone else gets a user
-    namespace in which they are that owner."""
+def bubblewrap_argv(
+    workdir: Path, cwd: Path, shared: Path | None, env: dict[str, str], compiled: Path | None = None
+) -> list[str]:
+    """bwrap, started by `bwrap_launch` (nothing of the host on bwrap's command line or in its environment), with
+    its options: an allow-list root over the system, the environment and the working copy, and `env` for the
+    command. A root grader builds it with privileges and the command then drops to the working copy's owner; anyone
+    else gets a user namespace in which they are that owner."""
     owner = owner_of(workdir)
-    argv = [
-        tool("bwrap"),
-        "--unshare-ipc",
-        "--unshare-pid",
-        "--unshare-net",
-        "--unshare-uts",
-        "--unshare-cgroup-try",
-    ]
+    options = ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try"]
     # bwrap's own pid 1 dies with bwrap and takes the namespace with it (a command that is pid 1 itself outlives
-    # bwrap once setpriv changed its uid: nothing may signal it then); jupyter_client's JPY_PARENT_PID (the
-    # grader's pid) would make ipykernel take that pid 1 for a dead parent and exit
-    argv += ["--die-with-parent", "--hostname", "sandbox", "--unsetenv", "JPY_PARENT_PID"]
+    # bwrap once setpriv changed its uid: nothing may signal it then)
+    options += ["--die-with-parent", "--hostname", "sandbox"]
     if os.geteuid() == 0:
-        argv += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]  # for setpriv below, then none
+        options += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]  # for setpriv below, then none
     else:
-        argv += ["--unshare-user", "--uid", str(owner), "--gid", str(owner)]
+        options += ["--unshare-user", "--uid", str(owner), "--gid", str(owner)]
+    # the command's environment is `env` alone: jupyter_client's JPY_PARENT_PID (the grader's pid) would make
+    # ipykernel take bwrap's pid 1 for a dead parent and exit
+    for name, value in env.items():
+        options += ["--setenv", name, value]
     root = Root()
     for name in SYSTEM:
         if os.path.islink(name):
@@ -326,11 +325,16 @@ def bubblewrap_argv(workdir: Path, cwd: Path, shared: Path | None, compiled: Pat
             root.mount("--bind", workdir / name)
     if shared is not None:
         root.mount("--bind", shared)
-    argv += [*root.argv, "--chdir", str(cwd), "--"]
+    options += [*root.argv, "--chdir", str(cwd)]
+    dropping = []
     if os.geteuid() == 0:
-        argv += ["setpriv", f"--reuid={owner}", f"--regid={owner}", "--clear-groups", "--no-new-privs"]
-        argv += ["--pdeathsig=KILL", "--"]  # changing the uid cleared bwrap's: the sandbox dies with bwrap
-    return argv
+        dropping = ["setpriv", f"--reuid={owner}", f"--regid={owner}", "--clear-groups", "--no-new-privs"]
+        dropping += [
+            "--pdeathsig=KILL",
+            "--",
+        ]  # changing the uid cleared bwrap's: the sandbox dies with bwrap
+    launcher = [sys.executable, "-I", "-S", str(Path(__file__).with_name("bwrap_launch.py"))]
+    return [*launcher, tool("bwrap"), str(len(options)), *options, *dropping]
 
 
 def namespaces_argv(
@@ -386,7 +390,12 @@ def command(
         return argv, env
     memory = cgroup.joining(cgroup.for_grading(owner_of(workdir)))
     if mechanism == "bubblewrap":
-        return [*memory, *limits_argv(), *bubblewrap_argv(workdir, cwd, triton_cache, compiled), *argv], env
+        return [
+            *memory,
+            *limits_argv(),
+            *bubblewrap_argv(workdir, cwd, triton_cache, env, compiled),
+            *argv,
+        ], env
     launcher_env = {**env, "PYTHONPATH": str(ROOT)}
     inner = namespaces_argv(workdir, cwd, triton_cache, argv, env, extra_hidden, compiled)
     return [*memory, *limits_argv(), *inner], launcher_env
