@@ -1,13 +1,14 @@
 """Where a student's code runs while it is judged: a fresh root that holds only what a student has.
 
-Mechanisms, best first (`choose("auto")` takes the first that works here; every grade names the one used):
+Mechanisms, best first (every grade names the one used; `choose("auto")` takes the first or refuses, the fallback
+only when the instructor names it: `--allow-weaker-sandbox`, `choose(ALLOW_WEAKER)`):
 - "bubblewrap" (an allow-list, `bwrap`): a new root holding only the system's programs and libraries (/usr and
   its links, a few files of /etc), the Python environment read-only, the working copy, and a private /tmp and
   /dev/shm; new user, mount, PID, IPC, network, UTS and cgroup namespaces. On the host the sandbox runs as a uid
   of its own (a fresh one per grading when the grader is root) under resource limits (`prlimit`).
-- "namespaces" (a deny-list, util-linux `unshare` + `course.judge.enter`): the host's tree with the course,
-  the temp folders, the grader's home and /dev/shm covered by empty tmpfs; new mount, PID, IPC and network
-  namespaces, the same uid and limits as above.
+- "namespaces" (a deny-list, util-linux `unshare` + `course.judge.enter`; only where the instructor names it): the
+  host's tree with the course, the temp folders, the grader's home and /dev/shm covered by empty tmpfs; new mount,
+  PID, IPC and network namespaces, the same uid and limits as above.
 - "none": the command runs directly; only when the instructor asks for it (`--no-sandbox`).
 The writable folders of a working copy belong to the sandbox's uid (mode 0700); nothing is world-writable.
 """
@@ -33,6 +34,10 @@ from course.judge.environment import inside, outermost, python_paths
 from utils.messages import bilingual
 
 MECHANISMS = ("bubblewrap", "namespaces", "none")
+ALLOW_WEAKER = "allow-weaker"  # a request: bubblewrap where it works, else the deny-list fallback
+ALLOW_WEAKER_ENV = (
+    "FLASH_COURSE_ALLOW_WEAKER_SANDBOX"  # "1": the instructor allows the fallback for every command
+)
 PASSED_ENV = (
     "TRITON_INTERPRET",
     "FLASH_COURSE_DEVICE",
@@ -432,19 +437,41 @@ def describe(mechanism: str) -> str:
     }[mechanism]
 
 
+def requested(no_sandbox: bool = False, allow_weaker: bool = False) -> str:
+    """The sandbox an instructor's command asks for: "none" (`--no-sandbox`), ALLOW_WEAKER
+    (`--allow-weaker-sandbox`, or FLASH_COURSE_ALLOW_WEAKER_SANDBOX=1 in the environment), else "auto"."""
+    if no_sandbox:
+        return "none"
+    return ALLOW_WEAKER if allow_weaker or os.environ.get(ALLOW_WEAKER_ENV) == "1" else "auto"
+
+
 def choose(requested: str) -> tuple[str, str]:
-    """(mechanism, why) for `requested`: "auto" takes the best that works here and refuses to run unisolated;
-    a named mechanism must work; "none" is the instructor's explicit choice."""
+    """(mechanism, why) for `requested`: "auto" is the allow-list (bubblewrap) or a refusal; ALLOW_WEAKER takes the
+    best that works here, the deny-list fallback included (the instructor named it); a named mechanism must work;
+    "none" is the instructor's explicit choice. A refusal is a ValueError: the host's setting, said in both
+    languages."""
     if requested == "none":
         return "none", describe("none")
     tried = {}
-    for mechanism in MECHANISMS[:-1] if requested == "auto" else (requested,):
+    for mechanism in {"auto": MECHANISMS[:1], ALLOW_WEAKER: MECHANISMS[:-1]}.get(requested, (requested,)):
         works, why = probe(mechanism)
         if works:
             return mechanism, why
         tried[mechanism] = why
     reasons = "; ".join(f"{m}: {why}" for m, why in tried.items())
-    raise RuntimeError(
+    if requested == "auto":
+        raise ValueError(
+            bilingual(
+                f"拒绝评分：这台主机上 bubblewrap（允许列表沙箱）不可用（{reasons}）。请安装它（以 root 运行 "
+                "bash course/install_sandbox.sh，或 apt-get install bubblewrap）；若接受较弱的拒绝列表退路"
+                f"（unshare），请加 --allow-weaker-sandbox 或设置 {ALLOW_WEAKER_ENV}=1；--no-sandbox 则完全不隔离。",
+                f"grading refused: bubblewrap (the allow-list sandbox) does not work on this host ({reasons}). "
+                "Install it (as root: bash course/install_sandbox.sh, or apt-get install bubblewrap); to accept the "
+                f"weaker deny-list fallback (unshare), name it: --allow-weaker-sandbox or {ALLOW_WEAKER_ENV}=1; "
+                "--no-sandbox runs students' code unisolated.",
+            )
+        )
+    raise ValueError(
         bilingual(
             f"没有可用的沙箱（{reasons}）。请安装 bubblewrap（apt-get install bubblewrap），"
             "或在明确知道风险时用 --no-sandbox 评分。",
