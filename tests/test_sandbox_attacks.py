@@ -304,6 +304,14 @@ def test_no_launcher_shows_the_host_in_the_sandbox(grader, monkeypatch):
     assert seen and shown == {} and environments == {}
 
 
+@pytest.mark.parametrize("mechanism", ["namespaces"])
+def test_the_fallbacks_launcher_leaves_nothing_of_the_host_to_read(mechanism):
+    """(j) The same for the fallback, whose pid 1 is the student's own process: its launcher's spec (the hidden
+    folders, the kept ones, the environment) lay in the working copy, readable there; the launcher removes it once
+    read."""
+    assert "sandbox.json" not in sandboxed(mechanism, "import json, os; print(json.dumps(os.listdir('.')))")
+
+
 # ---------------------------------------------------------------- (b) writing outside the sandbox's own folders
 
 
