@@ -35,9 +35,8 @@ from utils.messages import bilingual
 
 MECHANISMS = ("bubblewrap", "namespaces", "none")
 ALLOW_WEAKER = "allow-weaker"  # a request: bubblewrap where it works, else the deny-list fallback
-ALLOW_WEAKER_ENV = (
-    "FLASH_COURSE_ALLOW_WEAKER_SANDBOX"  # "1": the instructor allows the fallback for every command
-)
+# "1" in the environment: the instructor allows the fallback for every command, as --allow-weaker-sandbox does
+ALLOW_WEAKER_ENV = "FLASH_COURSE_ALLOW_WEAKER_SANDBOX"
 PASSED_ENV = (
     "TRITON_INTERPRET",
     "FLASH_COURSE_DEVICE",
@@ -332,12 +331,9 @@ def bubblewrap_argv(
         root.mount("--bind", shared)
     options += [*root.argv, "--chdir", str(cwd)]
     dropping = []
-    if os.geteuid() == 0:
+    if os.geteuid() == 0:  # the uid dropped; changing it cleared bwrap's parent-death signal, set again
         dropping = ["setpriv", f"--reuid={owner}", f"--regid={owner}", "--clear-groups", "--no-new-privs"]
-        dropping += [
-            "--pdeathsig=KILL",
-            "--",
-        ]  # changing the uid cleared bwrap's: the sandbox dies with bwrap
+        dropping += ["--pdeathsig=KILL", "--"]
     launcher = [sys.executable, "-I", "-S", str(Path(__file__).with_name("bwrap_launch.py"))]
     return [*launcher, tool("bwrap"), str(len(options)), *options, *dropping]
 
@@ -395,12 +391,8 @@ def command(
         return argv, env
     memory = cgroup.joining(cgroup.for_grading(owner_of(workdir)))
     if mechanism == "bubblewrap":
-        return [
-            *memory,
-            *limits_argv(),
-            *bubblewrap_argv(workdir, cwd, triton_cache, env, compiled),
-            *argv,
-        ], env
+        inner = bubblewrap_argv(workdir, cwd, triton_cache, env, compiled)
+        return [*memory, *limits_argv(), *inner, *argv], env
     launcher_env = {**env, "PYTHONPATH": str(ROOT)}
     inner = namespaces_argv(workdir, cwd, triton_cache, argv, env, extra_hidden, compiled)
     return [*memory, *limits_argv(), *inner], launcher_env
