@@ -18,11 +18,11 @@ import pytest
 import torch
 from pipeline_fixture import FIXTURE, FIXTURE_COURSE, UNIT
 
-from course import ROOT, cli
+from course import ROOT, cli, selftest
 from course.grading import submissions
 from course.judge import sandbox
 from course.judge.child import CallFailed, Child
-from course.layout import Course
+from course.layout import COURSE, Course
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the sandbox needs Linux namespaces")
 ISOLATING = [m for m in sandbox.MECHANISMS if m != "none"]
@@ -87,11 +87,17 @@ def test_grading_refuses_the_weaker_sandbox_unless_the_instructor_names_it(
     )  # the notebook's kernel started: "auto" would have refused there
 
 
+def test_the_selftest_refuses_the_weaker_sandbox_before_grading(without_bubblewrap):
+    with pytest.raises(ValueError, match="--allow-weaker-sandbox"):
+        selftest.run(COURSE, COURSE.units()[:1])
+
+
 def test_the_weaker_sandbox_may_be_named_in_the_environment(without_bubblewrap, monkeypatch):
+    """For every command and the processes it starts (the selftest has no flag)."""
     with pytest.raises(ValueError, match=sandbox.ALLOW_WEAKER_ENV):
-        sandbox.choose(sandbox.requested())
+        sandbox.choose("auto")
     monkeypatch.setenv(sandbox.ALLOW_WEAKER_ENV, "1")
-    assert sandbox.choose(sandbox.requested())[0] == "namespaces"
+    assert sandbox.choose("auto")[0] == "namespaces"
 
 
 def run_sandboxed(mechanism: str, code: str, *args: str, owner: int | None = None) -> str:

@@ -431,19 +431,20 @@ def describe(mechanism: str) -> str:
 
 def requested(no_sandbox: bool = False, allow_weaker: bool = False) -> str:
     """The sandbox an instructor's command asks for: "none" (`--no-sandbox`), ALLOW_WEAKER
-    (`--allow-weaker-sandbox`, or FLASH_COURSE_ALLOW_WEAKER_SANDBOX=1 in the environment), else "auto"."""
-    if no_sandbox:
-        return "none"
-    return ALLOW_WEAKER if allow_weaker or os.environ.get(ALLOW_WEAKER_ENV) == "1" else "auto"
+    (`--allow-weaker-sandbox`), else "auto"."""
+    return "none" if no_sandbox else ALLOW_WEAKER if allow_weaker else "auto"
 
 
 def choose(requested: str) -> tuple[str, str]:
-    """(mechanism, why) for `requested`: "auto" is the allow-list (bubblewrap) or a refusal; ALLOW_WEAKER takes the
-    best that works here, the deny-list fallback included (the instructor named it); a named mechanism must work;
-    "none" is the instructor's explicit choice. A refusal is a ValueError: the host's setting, said in both
-    languages."""
+    """(mechanism, why) for `requested`: "auto" is the allow-list (bubblewrap) or a refusal, unless
+    FLASH_COURSE_ALLOW_WEAKER_SANDBOX=1 in the environment (every command, the processes it starts too) makes it
+    ALLOW_WEAKER; ALLOW_WEAKER takes the best that works here, the deny-list fallback included (the instructor named
+    it); a named mechanism must work; "none" is the instructor's explicit choice. A refusal is a ValueError: the
+    host's setting, said in both languages."""
     if requested == "none":
         return "none", describe("none")
+    if requested == "auto" and os.environ.get(ALLOW_WEAKER_ENV) == "1":
+        requested = ALLOW_WEAKER
     tried = {}
     for mechanism in {"auto": MECHANISMS[:1], ALLOW_WEAKER: MECHANISMS[:-1]}.get(requested, (requested,)):
         works, why = probe(mechanism)
