@@ -304,6 +304,34 @@ def test_no_launcher_shows_the_host_in_the_sandbox(grader, monkeypatch):
     assert seen and shown == {} and environments == {}
 
 
+TRACE_THE_REAPER = """
+import ctypes, json, os
+libc = ctypes.CDLL(None, use_errno=True)
+attached = libc.ptrace(16, 1, None, None) == 0  # PTRACE_ATTACH
+if attached:  # let it go again, or the sandbox never ends
+    os.waitpid(1, 0x40000000)  # __WALL
+    libc.ptrace(17, 1, None, None)  # PTRACE_DETACH
+print(json.dumps(attached))
+"""
+
+
+@AS_ROOT
+@hole(
+    "(j) under a grader that is not root, bwrap's pid 1 has the sandbox's own uid in its user namespace and no more "
+    "rights: the student's code can trace it, stop it (the sandbox then hangs until the grader's timeout) and read "
+    "its memory (the mount options: the host paths that mountinfo shows too; no secret, its environment is empty)"
+)
+def test_an_unprivileged_graders_reaper_cannot_be_traced(monkeypatch):
+    work = sandbox.workspace(owner=0)  # the grader's own uid owns it all, as for a grader that is not root
+    monkeypatch.setattr(sandbox.os, "geteuid", lambda: 1000)
+    try:
+        attached = sandboxed("bubblewrap", TRACE_THE_REAPER, work=work)
+    finally:
+        monkeypatch.undo()
+        sandbox.remove_workspace(work)
+    assert attached is False
+
+
 @pytest.mark.parametrize("mechanism", ["namespaces"])
 def test_the_fallbacks_launcher_leaves_nothing_of_the_host_to_read(mechanism):
     """(j) The same for the fallback, whose pid 1 is the student's own process: its launcher's spec (the hidden
