@@ -6,6 +6,8 @@
 #   bash course.sh hub [--port 8000]  as root: a JupyterHub for the roster's students (course/hub; guide 8.8)
 #   bash course.sh lab         set up, open the student notebooks (release/) in JupyterLab
 #   bash course.sh check|release|grade|selftest|bench ...   any `python -m course` sub-command
+# grade, regrade, demo and hub install bubblewrap where missing (course/install_sandbox.sh); where it cannot be had,
+# grading refuses unless told --allow-weaker-sandbox (or FLASH_COURSE_ALLOW_WEAKER_SANDBOX=1).
 # Environment: PYTHON (interpreter, >= 3.11), COURSE_VENV (default .venv),
 #              TORCH_SPEC (pip requirement for torch when none is installed).
 set -euo pipefail
@@ -57,11 +59,17 @@ case "${1:-demo}" in
     exec python -m pytest "$@" ;;
   hub)
     shift
+    bash course/install_sandbox.sh   # the hub's host grades too: bubblewrap, or grading refuses (see below)
     bash course/hub/install_proxy.sh
     exec python -m course.hub "$@" ;;
   lab)
     shift
     exec jupyter lab release "$@" ;;
   *)
+    # a command that grades (after --course-dir too): bubblewrap where missing; where it cannot be had, grading
+    # refuses the weaker fallback unless told --allow-weaker-sandbox
+    for word in "${@:-demo}"; do
+      case $word in grade|regrade|demo) bash course/install_sandbox.sh; break ;; esac
+    done
     exec python -m course "$@" ;;
 esac

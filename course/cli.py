@@ -69,6 +69,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="不在沙箱中运行学生代码（成绩表会注明）/ run students' code without the sandbox (the grades CSV says so)",
     )
+    add_weaker_sandbox_option(grade)
     grade.add_argument(
         "--all",
         action="store_true",
@@ -170,6 +171,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--outcome", default="", help="结论（默认按分数变化）/ outcome (default: from the scores)"
     )
     regrade.add_argument("--timeout", type=float)
+    add_weaker_sandbox_option(regrade)
     add_ray_option(regrade)
     add_db_option(regrade)
     regrade.set_defaults(run=run_regrade)
@@ -374,7 +376,9 @@ def run_grade(args) -> int:
         tuple(course.select(args.unit)) if args.unit else (),
         Path(args.timestamps) if args.timestamps else None,
     )
-    sandbox = "none" if args.no_sandbox else "auto"
+    from course.judge import sandbox as judge_sandbox
+
+    sandbox = judge_sandbox.requested(args.no_sandbox, args.allow_weaker_sandbox)
     return grade.main(
         args.submissions or course.submitted,
         args.timeout,
@@ -440,7 +444,11 @@ def run_regrade(args) -> int:
 
     before, judged_before = semester.final_score(course, args.student, unit), judged()
     selection = grade.Selection((args.student,), (unit,))
-    grade.grade(course, course.submitted, args.timeout, everything=True, selection=selection, ray=args.ray)
+    from course.judge import sandbox as judge_sandbox
+
+    sandbox = judge_sandbox.requested(allow_weaker=args.allow_weaker_sandbox)
+    options = dict(sandbox=sandbox, everything=True, selection=selection, ray=args.ray)
+    grade.grade(course, course.submitted, args.timeout, **options)
     after, judged_after = semester.final_score(course, args.student, unit), judged()
     entry = semester.record_regrade(
         course, args.student, unit, args.reason, before, after, args.outcome, (judged_before, judged_after)
@@ -503,6 +511,16 @@ def add_jobs_option(parser: argparse.ArgumentParser) -> None:
         help="同时评分的（学生, 单元）数（默认：CPU 上每核一个；GPU 上核数的四分之三，且每份至少 4 GiB 显存）/ "
         "(student, unit) pairs graded at once (default: one per core on CPU; on a GPU three quarters of the "
         "cores, with at least 4 GiB of GPU memory each)",
+    )
+
+
+def add_weaker_sandbox_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--allow-weaker-sandbox",
+        action="store_true",
+        help="没有 bubblewrap 时用较弱的拒绝列表沙箱（unshare）评分，而不是拒绝；也可设 "
+        "FLASH_COURSE_ALLOW_WEAKER_SANDBOX=1 / where bubblewrap does not work, grade under the weaker deny-list "
+        "sandbox (unshare) instead of refusing; or set FLASH_COURSE_ALLOW_WEAKER_SANDBOX=1",
     )
 
 

@@ -79,7 +79,7 @@ def sandbox_line() -> str:
 
     try:
         mechanism, why = sandbox.choose("auto")
-    except RuntimeError as error:
+    except ValueError as error:
         return f"{WARN} {error}"
     from course.judge import cgroup
 

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The grading sandbox's tool: bubblewrap (`bwrap`, Debian/Ubuntu package `bubblewrap`), installed with apt-get where
 # it is missing and this runs as root. On an offline GPU host, carry the .deb (`apt-get download bubblewrap`) and
-# install it with `dpkg -i`. Never fails the caller: where it cannot install, it says why; grading then falls back
-# to the `unshare` sandbox (and refuses to run unisolated unless told `--no-sandbox`).
+# install it with `dpkg -i`. Never fails the caller: where it cannot install, it says why; grading then refuses
+# unless the instructor names the weaker `unshare` fallback (`--allow-weaker-sandbox`) or `--no-sandbox`.
 set -uo pipefail
 command -v bwrap >/dev/null 2>&1 && exit 0
 if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null 2>&1; then

@@ -33,6 +33,7 @@ from tqdm import tqdm
 from course import leaks, notebooks, release, wrong
 from course.grading import grade
 from course.grading.pool import Job, LocalPool, NotGraded, open_pool
+from course.judge import sandbox
 from course.layout import COURSE, Course
 from utils.messages import bilingual
 
@@ -364,6 +365,7 @@ def run(
     and variants (the red team alone, e.g. on the GPU host when its time is short). `ray`: grade on that Ray
     cluster, as many slots at once as it runs (at least `jobs`)."""
     timeout = timeout or grade.default_timeout()
+    sandbox.choose("auto")  # no allow-list sandbox here: refused with the reason before anything is graded
     problems, cases = [], []
     attack_classes: set[str] = set()
     with open_pool(ray) as where, tempfile.TemporaryDirectory(prefix="course-selftest-") as tmp:

@@ -2,6 +2,7 @@
 
 import ast
 import contextlib
+import graphlib
 import json
 import re
 import subprocess
@@ -119,3 +120,28 @@ def test_the_course_runs_with_only_its_runtime_dependencies():
         if not runtime.intersection(map(canonical, providers.get(module, [])))
     }
     assert not undeclared, f"imported but not a runtime dependency in pyproject.toml: {undeclared}"
+
+
+def judge_imports() -> dict[str, set[str]]:
+    """{module of course/judge: the modules of course/judge it imports}, anywhere in the file (lazy imports too)."""
+    room = ROOT / "course" / "judge"
+    modules = {path.stem for path in room.glob("*.py")}
+    found = {}
+    for path in room.glob("*.py"):
+        names = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                names |= {alias.name for alias in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                names |= {node.module, *(f"{node.module}.{alias.name}" for alias in node.names)}
+        inner = {
+            n.removeprefix("course.judge.").split(".")[0] for n in names if n.startswith("course.judge.")
+        }
+        found[path.stem] = inner & modules - {path.stem}
+    return found
+
+
+def test_the_judge_room_has_no_import_loop():
+    """Each module of course/judge imports only modules below it (issue 45: bytecode and sandbox imported each
+    other; what both need lives in `environment`)."""
+    graphlib.TopologicalSorter(judge_imports()).prepare()  # raises CycleError naming the loop

@@ -3,6 +3,7 @@ that leaked before the allow-list sandbox and the descriptor-based reading of an
 
 from __future__ import annotations
 
+import csv
 import os
 import secrets
 import shutil
@@ -15,10 +16,13 @@ from pathlib import Path
 
 import pytest
 import torch
+from pipeline_fixture import FIXTURE, FIXTURE_COURSE, UNIT
 
-from course import ROOT
+from course import ROOT, cli, selftest
+from course.grading import submissions
 from course.judge import sandbox
 from course.judge.child import CallFailed, Child
+from course.layout import COURSE, Course
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the sandbox needs Linux namespaces")
 ISOLATING = [m for m in sandbox.MECHANISMS if m != "none"]
@@ -32,9 +36,68 @@ def test_ci_has_the_allow_list_sandbox():
 
 def test_no_isolation_is_refused_unless_asked_for(monkeypatch):
     monkeypatch.setattr(sandbox, "probe", lambda mechanism: (False, f"{mechanism} missing"))
-    with pytest.raises(RuntimeError, match="--no-sandbox"):
+    with pytest.raises(ValueError, match="--no-sandbox"):
         sandbox.choose("auto")
     assert sandbox.choose("none")[0] == "none"
+
+
+@pytest.fixture
+def without_bubblewrap(tmp_path, monkeypatch):
+    """A host where bubblewrap does not work: a `bwrap` that fails, first on the PATH of the grader and of every
+    process it starts."""
+    works, why = sandbox.probe("namespaces")
+    if not works:
+        pytest.skip(f"namespaces: {why}")
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin" / "bwrap").write_text(
+        "#!/bin/sh\necho 'bwrap: setting up uid map: Permission denied' >&2\nexit 1\n"
+    )
+    (tmp_path / "bin" / "bwrap").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.delenv("FLASH_COURSE_ALLOW_WEAKER_SANDBOX", raising=False)
+    sandbox.probe.cache_clear()
+    yield
+    sandbox.probe.cache_clear()
+
+
+def test_grading_refuses_the_weaker_sandbox_unless_the_instructor_names_it(
+    without_bubblewrap, tmp_path, monkeypatch, capsys
+):
+    """Principle 9 of issue 45: where bubblewrap did not work, `course grade` graded under the deny-list fallback
+    without being asked (where a student's code read a private overlay and another student's answer kept outside
+    the course). It refuses, in both languages, naming the flag; told `--allow-weaker-sandbox`, it grades there."""
+    checkout = tmp_path / "checkout"
+    for part in ("source", "release"):
+        shutil.copytree(FIXTURE / part, checkout / part)
+    submissions.write_student(
+        checkout / "release" / UNIT, checkout / "source" / UNIT, tmp_path / "class" / "alice" / UNIT, {}
+    )
+    course = Course(tmp_path / "semester", FIXTURE_COURSE.wrong, code=checkout)
+    monkeypatch.setattr(cli, "_course", lambda db=None: course)
+
+    assert cli.main(["grade", str(tmp_path / "class")]) == 2
+    said = capsys.readouterr().out
+    assert "拒绝评分" in said and "grading refused" in said and "--allow-weaker-sandbox" in said, said
+    assert not (course.root / "grades.csv").exists()
+
+    assert cli.main(["grade", str(tmp_path / "class"), "--allow-weaker-sandbox"]) == 0
+    (alice,) = csv.DictReader((course.root / "grades.csv").open(encoding="utf-8"))
+    assert (
+        alice["score"] == alice["max_score"]
+    )  # the notebook's kernel started: "auto" would have refused there
+
+
+def test_the_selftest_refuses_the_weaker_sandbox_before_grading(without_bubblewrap):
+    with pytest.raises(ValueError, match="--allow-weaker-sandbox"):
+        selftest.run(COURSE, COURSE.units()[:1])
+
+
+def test_the_weaker_sandbox_may_be_named_in_the_environment(without_bubblewrap, monkeypatch):
+    """For every command and the processes it starts (the selftest has no flag)."""
+    with pytest.raises(ValueError, match=sandbox.ALLOW_WEAKER_ENV):
+        sandbox.choose("auto")
+    monkeypatch.setenv(sandbox.ALLOW_WEAKER_ENV, "1")
+    assert sandbox.choose("auto")[0] == "namespaces"
 
 
 def run_sandboxed(mechanism: str, code: str, *args: str, owner: int | None = None) -> str:

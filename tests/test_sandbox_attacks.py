@@ -268,6 +268,78 @@ def test_the_gpu_sandbox_shows_no_host_network_in_sys(monkeypatch):
     assert seen == ["lo"]
 
 
+LAUNCHERS = """
+import json, os
+seen = {}
+for pid in filter(str.isdigit, os.listdir("/proc")):
+    for name in ("cmdline", "environ"):
+        try:
+            seen[f"{pid}/{name}"] = open(f"/proc/{pid}/{name}", "rb").read().decode(errors="replace")
+        except OSError:
+            pass
+print(json.dumps({what: text for what, text in seen.items() if not what.startswith(f"{os.getpid()}/")}))
+"""
+
+
+@AS_ROOT
+@pytest.mark.parametrize("grader", ["root", "unprivileged"])
+def test_no_launcher_shows_the_host_in_the_sandbox(grader, monkeypatch):
+    """(j) Principle 8 of issue 45: bwrap's pid 1 (its reaper, a copy of bwrap) is a process the sandbox sees: its
+    command line held every mount's host path (the working copy, the environment, the grader's bytecode folder)
+    and its environment the grader's variables (readable where the sandbox shares the grader's uid). Whatever the
+    student's code reads of any other process now is empty or its own command."""
+    work = sandbox.workspace(owner=None if grader == "root" else 0)
+    if (
+        grader == "unprivileged"
+    ):  # a user namespace of its own, which CI, running as root, never takes otherwise
+        monkeypatch.setattr(sandbox.os, "geteuid", lambda: 1000)
+    try:
+        seen = sandboxed("bubblewrap", LAUNCHERS, work=work)
+    finally:
+        monkeypatch.undo()
+        sandbox.kill_processes_of(sandbox.owner_of(work))
+        sandbox.remove_workspace(work)
+    shown = {what: text for what, text in seen.items() if str(work) in text or "bind" in text}
+    environments = {what: text for what, text in seen.items() if what.endswith("environ") and text}
+    assert seen and shown == {} and environments == {}
+
+
+TRACE_THE_REAPER = """
+import ctypes, json, os
+libc = ctypes.CDLL(None, use_errno=True)
+attached = libc.ptrace(16, 1, None, None) == 0  # PTRACE_ATTACH
+if attached:  # let it go again, or the sandbox never ends
+    os.waitpid(1, 0x40000000)  # __WALL
+    libc.ptrace(17, 1, None, None)  # PTRACE_DETACH
+print(json.dumps(attached))
+"""
+
+
+@AS_ROOT
+@hole(
+    "(j) under a grader that is not root, bwrap's pid 1 has the sandbox's own uid in its user namespace and no more "
+    "rights: the student's code can trace it, stop it (the sandbox then hangs until the grader's timeout) and read "
+    "its memory (the mount options: the host paths that mountinfo shows too; no secret, its environment is empty)"
+)
+def test_an_unprivileged_graders_reaper_cannot_be_traced(monkeypatch):
+    work = sandbox.workspace(owner=0)  # the grader's own uid owns it all, as for a grader that is not root
+    monkeypatch.setattr(sandbox.os, "geteuid", lambda: 1000)
+    try:
+        attached = sandboxed("bubblewrap", TRACE_THE_REAPER, work=work)
+    finally:
+        monkeypatch.undo()
+        sandbox.remove_workspace(work)
+    assert attached is False
+
+
+@pytest.mark.parametrize("mechanism", ["namespaces"])
+def test_the_fallbacks_launcher_leaves_nothing_of_the_host_to_read(mechanism):
+    """(j) The same for the fallback, whose pid 1 is the student's own process: its launcher's spec (the hidden
+    folders, the kept ones, the environment) lay in the working copy, readable there; the launcher removes it once
+    read."""
+    assert "sandbox.json" not in sandboxed(mechanism, "import json, os; print(json.dumps(os.listdir('.')))")
+
+
 # ---------------------------------------------------------------- (b) writing outside the sandbox's own folders
 
 

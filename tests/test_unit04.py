@@ -16,7 +16,9 @@ from notebook_run import ROOT, execute, judged_self_checks, stdout_of
 
 from course import notebooks, wrong
 from course.judge import preprocessor, unit04, units
-from course.judge.core import Cell, Judgement
+from course.judge.child import Child
+from course.judge.core import Cell, Judgement, judge_cell
+from course.judge.student_code import module_source
 from course.reference import online_softmax as reference
 from utils import online_softmax_plots, softmax_kernels
 from utils.softmax_state import finite_max
@@ -24,6 +26,7 @@ from utils.sweeps import CountedTensor, sweeps_in_order
 
 NOTEBOOK = ROOT / "source" / "04_online_softmax" / "online_softmax.ipynb"
 WRONG = ROOT / "course" / "wrong" / "04_online_softmax"
+REDTEAM = ROOT / "course" / "redteam" / "04_online_softmax"
 TESTS = {"test_online_softmax", "test_merge_states", "test_merge_attention", "test_weighted_sum"}
 TOLERANCE = {torch.float32: 1e-6, torch.float16: 1e-3, torch.bfloat16: 8e-3}
 
@@ -224,6 +227,21 @@ def test_the_judge_gives_the_solution_full_marks_and_specific_mistakes_lose_spec
     assert summary["scores"]["test_online_softmax"] == [2.4, 3.0]
 
 
+def test_a_one_shot_softmax_disguised_as_two_sweeps_earns_no_more_than_an_honest_one():
+    """Issue 45, principle 6 (the red team's `os_one_shot_over_uncounted_data`): the counted tensor lived in the
+    child, so a softmax of whole rows read through its private data, with two empty sweeps for the counter, earned
+    full marks where the honest whole-row softmax earns 4 of 5. The tensor now stays in the judge's process."""
+    attack = wrong.parse(REDTEAM / "os_one_shot_over_uncounted_data.py", "redteam")
+    nb = notebooks.with_cell(notebooks.read(NOTEBOOK), attack.replaces, attack.body)
+    unit = units.UNITS["online_softmax.ipynb"]
+    child = Child(module_source(nb, unit.student_cells, unit.preamble), {}, "auto")
+    try:
+        j = judge_cell(unit.cells["test_online_softmax"], child, seed=1, on_gpu=False)
+    finally:
+        child.close()
+    assert 5 * j.share() <= attack.caps["test_online_softmax"] and not j.passed(unit04.SWEEPS), j.cases
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16])
 @pytest.mark.parametrize("method", softmax_kernels.METHODS)
@@ -247,9 +265,27 @@ def test_benchmark_writes_its_results(tmp_path):
     assert (tmp_path / "softmax_passes.png").stat().st_size > 0
 
 
-def test_each_exercise_states_the_dtypes_and_shapes_of_its_judges_cases(tmp_path):
+class RecordedSweeps:
+    """Stands in for the judge's counted tensor: serves nothing; its address is the tensor the judge put there, so
+    a recorded call reads as the student's function receives it."""
+
+    def __init__(self, work, x):
+        self.address = x
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def result(self):
+        return None, None, None, None
+
+
+def test_each_exercise_states_the_dtypes_and_shapes_of_its_judges_cases(tmp_path, monkeypatch):
     """Spec = judge: the dtypes an exercise's text names are exactly those its judge sends, and the shapes it
     allows (leading dims or none, blocks longer than the row, any shape of states) occur among the judge's cases."""
+    monkeypatch.setattr(unit04, "SweepService", RecordedSweeps)
     merges = {name: getattr(reference, name) for name in ("merge_softmax_states", "merge_attention_states")}
     # The merges answered by the reference, so the judge reaches its tree merges (states of two dims).
     calls = calls_by_function(unit04.UNIT, tmp_path, merges, seeds=(1,))
@@ -262,13 +298,13 @@ def test_each_exercise_states_the_dtypes_and_shapes_of_its_judges_cases(tmp_path
         assert dtypes_sent(calls[function]) == dtypes_stated(exercise_text(NOTEBOOK, function)), function
     text = exercise_text(NOTEBOOK, "online_softmax")
     assert "shape (..., n)" in text and "may exceed n" in text
-    softmax_inputs = [(x, block) for _, x, block in calls["online_softmax"]]
+    softmax_inputs = calls["online_softmax"]
     assert len({x.dim() for x, _ in softmax_inputs}) >= 2
     assert any(block > x.shape[-1] for x, block in softmax_inputs)
     assert any(x.shape[-1] % block for x, block in softmax_inputs)
     text = exercise_text(NOTEBOOK, "online_softmax_weighted_sum")
     assert "(possibly none)" in text
-    weighted = [(s, v) for _, s, v, _ in calls["online_softmax_weighted_sum"]]
+    weighted = [(s, v) for s, v, _ in calls["online_softmax_weighted_sum"]]
     assert {s.dim() for s, _ in weighted} >= {2, 3}
     assert all(s.shape[:-2] == v.shape[:-2] and s.shape[-1] == v.shape[-2] for s, v in weighted)
     assert "any shape" in exercise_text(NOTEBOOK, "merge_softmax_states")

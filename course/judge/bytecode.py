@@ -23,6 +23,7 @@ import sys
 import sysconfig
 from pathlib import Path
 
+from course.judge.environment import environment_paths, outermost
 from utils.messages import bilingual
 
 FOLDER = Path.home() / ".cache" / "flash-course-bytecode" / sys.implementation.cache_tag
@@ -42,8 +43,6 @@ def beside_source(module: str) -> bool:
 def environment_folders() -> list[Path]:
     """The Python environment's source folders: the standard library, site-packages and PYTHONPATH folders outside
     the course's own code (copied into each sandbox)."""
-    from course.judge.sandbox import environment_paths, outermost  # the sandbox imports this module
-
     paths = sysconfig.get_paths()
     found = [paths[key] for key in ("stdlib", "platstdlib", "purelib", "platlib")] + site.getsitepackages()
     return outermost(environment_paths(found))

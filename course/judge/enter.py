@@ -1,6 +1,7 @@
 """Inside fresh namespaces (started by `unshare`, see `course.judge.sandbox`): hide, re-bind, drop rights, exec.
 
-`python -m course.judge.enter SPEC.json`, as root of new mount, PID, IPC and network namespaces:
+`python -m course.judge.enter SPEC.json`, as root of new mount, PID, IPC and network namespaces (SPEC.json, in the
+working copy, is removed once read):
 1. every path in "hide" gets an empty tmpfs on top, with the given mode (the course, the grader's home,
    /tmp with other graders' scratch folders, /var/tmp and /dev/shm);
 2. every path in "keep" (the Python environment, the working copy's writable folders) and "read_only" (the
@@ -66,4 +67,6 @@ def enter(spec: dict) -> None:
 
 if __name__ == "__main__":
     with open(sys.argv[1], encoding="utf-8") as f:
-        enter(json.load(f))
+        spec = json.load(f)
+    os.unlink(sys.argv[1])  # the host's paths it names are nothing the student's code may read
+    enter(spec)

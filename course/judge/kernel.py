@@ -84,7 +84,10 @@ class SteppedKernelManager(AsyncKernelManager):
 class SandboxedKernelManager(SteppedKernelManager):
     """A kernel manager whose kernel runs in the sandbox ("none": an ordinary local kernel)."""
 
-    sandbox = Unicode("auto", help="'auto', 'namespaces' (required) or 'none'").tag(config=True)
+    sandbox = Unicode(
+        "auto",
+        help="'auto' (bubblewrap or refused), 'allow-weaker', 'bubblewrap', 'namespaces' or 'none' (`sandbox.choose`)",
+    ).tag(config=True)
 
     def __init__(self, **kwargs):
         super().__init__(**kwargs)

@@ -117,7 +117,10 @@ class Judge(NbGraderPreprocessor):
     `StartJudge` began, else judge here."""
 
     enabled = Bool(True).tag(config=True)
-    sandbox = Unicode("auto", help="'auto', 'namespaces' (required) or 'none' (no sandbox)").tag(config=True)
+    sandbox = Unicode(
+        "auto",
+        help="'auto' (bubblewrap or refused), 'allow-weaker', 'bubblewrap', 'namespaces' or 'none' (`sandbox.choose`)",
+    ).tag(config=True)
     salt = Unicode("", help="grading-round salt of the seeds").tag(config=True)
     report_dir = Unicode("", help="folder for each judged notebook's summary (JSON)").tag(config=True)
 

@@ -1,13 +1,14 @@
 """Where a student's code runs while it is judged: a fresh root that holds only what a student has.
 
-Mechanisms, best first (`choose("auto")` takes the first that works here; every grade names the one used):
+Mechanisms, best first (every grade names the one used; `choose("auto")` takes the first or refuses, the fallback
+only when the instructor names it: `--allow-weaker-sandbox`, `choose(ALLOW_WEAKER)`):
 - "bubblewrap" (an allow-list, `bwrap`): a new root holding only the system's programs and libraries (/usr and
   its links, a few files of /etc), the Python environment read-only, the working copy, and a private /tmp and
   /dev/shm; new user, mount, PID, IPC, network, UTS and cgroup namespaces. On the host the sandbox runs as a uid
   of its own (a fresh one per grading when the grader is root) under resource limits (`prlimit`).
-- "namespaces" (a deny-list, util-linux `unshare` + `course.judge.enter`): the host's tree with the course,
-  the temp folders, the grader's home and /dev/shm covered by empty tmpfs; new mount, PID, IPC and network
-  namespaces, the same uid and limits as above.
+- "namespaces" (a deny-list, util-linux `unshare` + `course.judge.enter`; only where the instructor names it): the
+  host's tree with the course, the temp folders, the grader's home and /dev/shm covered by empty tmpfs; new mount,
+  PID, IPC and network namespaces, the same uid and limits as above.
 - "none": the command runs directly; only when the instructor asks for it (`--no-sandbox`).
 The writable folders of a working copy belong to the sandbox's uid (mode 0700); nothing is world-writable.
 """
@@ -21,7 +22,6 @@ import os
 import re
 import secrets
 import shutil
-import site
 import stat
 import subprocess
 import sys
@@ -30,9 +30,13 @@ from pathlib import Path
 
 from course import ROOT
 from course.judge import bytecode, cgroup
+from course.judge.environment import inside, outermost, python_paths
 from utils.messages import bilingual
 
 MECHANISMS = ("bubblewrap", "namespaces", "none")
+ALLOW_WEAKER = "allow-weaker"  # a request: bubblewrap where it works, else the deny-list fallback
+# "1" in the environment: the instructor allows the fallback for every command, as --allow-weaker-sandbox does
+ALLOW_WEAKER_ENV = "FLASH_COURSE_ALLOW_WEAKER_SANDBOX"
 PASSED_ENV = (
     "TRITON_INTERPRET",
     "FLASH_COURSE_DEVICE",
@@ -69,15 +73,6 @@ LIMITS = {  # prlimit's names: bytes of one file, open files, processes and thre
 }
 
 
-def _inside(path: Path, folder: Path) -> bool:
-    return path == folder or folder in path.parents
-
-
-def outermost(paths: list[Path]) -> list[Path]:
-    unique = sorted(set(paths), key=lambda p: len(p.parts))
-    return [p for i, p in enumerate(unique) if not any(_inside(p, q) for q in unique[:i])]
-
-
 def temp_folder() -> Path:
     return Path(tempfile.gettempdir()).resolve()
 
@@ -91,25 +86,10 @@ def hidden_paths(extra: list[Path] = ()) -> list[Path]:
     return outermost([p.resolve() for p in found])
 
 
-def environment_paths(entries: list[str]) -> list[Path]:
-    """The folders of `entries` and of PYTHONPATH that exist outside the course (e.g. a `pip install --target`
-    folder on a GPU box; a virtual environment in the checkout counts as outside)."""
-    entries = [*entries, *(p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p)]
-    found = [Path(p).resolve() for p in entries if Path(p).is_dir()]
-    prefix = Path(sys.prefix).resolve()
-    return [p for p in found if not _inside(p, ROOT) or _inside(p, prefix)]
-
-
-def python_paths() -> list[Path]:
-    """The environment the child needs: the interpreter's prefixes, its site-packages and the PYTHONPATH
-    folders outside the course."""
-    return environment_paths([sys.prefix, sys.base_prefix, *site.getsitepackages()])
-
-
 def kept_paths(hidden: list[Path], workdir: Path, shared: Path | None = None) -> list[Path]:
     """What the fallback binds back under the hidden folders: the environment there, the work folder and a shared
     folder."""
-    keep = [p for p in python_paths() if any(_inside(p, h) and p != h for h in hidden)]
+    keep = [p for p in python_paths() if any(inside(p, h) and p != h for h in hidden)]
     return outermost([*keep, workdir.resolve(), *([shared.resolve()] if shared else [])])
 
 
@@ -123,7 +103,7 @@ def child_env(
     extra = [
         p
         for p in os.environ.get("PYTHONPATH", "").split(os.pathsep)
-        if p and not _inside(Path(p).resolve(), ROOT)
+        if p and not inside(Path(p).resolve(), ROOT)
     ]
     env.update(
         PATH=os.pathsep.join([str(Path(sys.executable).parent), "/usr/local/bin", "/usr/bin", "/bin"]),
@@ -286,7 +266,7 @@ class Root:
 
     def folders_to(self, target: Path) -> None:
         for folder in reversed(target.parents[:-1]):  # all but "/"
-            if folder not in self.folders and not any(_inside(folder, m) for m in self.mounted):
+            if folder not in self.folders and not any(inside(folder, m) for m in self.mounted):
                 self.argv += ["--perms", "0755", "--dir", str(folder)]
                 self.folders.add(folder)
 
@@ -303,27 +283,26 @@ class Root:
         self.folders.add(Path(target))  # empty: what is made under it needs its folders made too
 
 
-def bubblewrap_argv(workdir: Path, cwd: Path, shared: Path | None, compiled: Path | None = None) -> list[str]:
-    """bwrap's options: an allow-list root over the system, the environment and the working copy. A root grader
-    builds it with privileges and the command then drops to the working copy's owner; anyone else gets a user
-    namespace in which they are that owner."""
+def bubblewrap_argv(
+    workdir: Path, cwd: Path, shared: Path | None, env: dict[str, str], compiled: Path | None = None
+) -> list[str]:
+    """bwrap, started by `bwrap_launch` (nothing of the host on bwrap's command line or in its environment), with
+    its options: an allow-list root over the system, the environment and the working copy, and `env` for the
+    command. A root grader builds it with privileges and the command then drops to the working copy's owner; anyone
+    else gets a user namespace in which they are that owner."""
     owner = owner_of(workdir)
-    argv = [
-        tool("bwrap"),
-        "--unshare-ipc",
-        "--unshare-pid",
-        "--unshare-net",
-        "--unshare-uts",
-        "--unshare-cgroup-try",
-    ]
+    options = ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try"]
     # bwrap's own pid 1 dies with bwrap and takes the namespace with it (a command that is pid 1 itself outlives
-    # bwrap once setpriv changed its uid: nothing may signal it then); jupyter_client's JPY_PARENT_PID (the
-    # grader's pid) would make ipykernel take that pid 1 for a dead parent and exit
-    argv += ["--die-with-parent", "--hostname", "sandbox", "--unsetenv", "JPY_PARENT_PID"]
+    # bwrap once setpriv changed its uid: nothing may signal it then)
+    options += ["--die-with-parent", "--hostname", "sandbox"]
     if os.geteuid() == 0:
-        argv += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]  # for setpriv below, then none
+        options += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]  # for setpriv below, then none
     else:
-        argv += ["--unshare-user", "--uid", str(owner), "--gid", str(owner)]
+        options += ["--unshare-user", "--uid", str(owner), "--gid", str(owner)]
+    # the command's environment is `env` alone: jupyter_client's JPY_PARENT_PID (the grader's pid) would make
+    # ipykernel take bwrap's pid 1 for a dead parent and exit
+    for name, value in env.items():
+        options += ["--setenv", name, value]
     root = Root()
     for name in SYSTEM:
         if os.path.islink(name):
@@ -350,11 +329,13 @@ def bubblewrap_argv(workdir: Path, cwd: Path, shared: Path | None, compiled: Pat
             root.mount("--bind", workdir / name)
     if shared is not None:
         root.mount("--bind", shared)
-    argv += [*root.argv, "--chdir", str(cwd), "--"]
-    if os.geteuid() == 0:
-        argv += ["setpriv", f"--reuid={owner}", f"--regid={owner}", "--clear-groups", "--no-new-privs"]
-        argv += ["--pdeathsig=KILL", "--"]  # changing the uid cleared bwrap's: the sandbox dies with bwrap
-    return argv
+    options += [*root.argv, "--chdir", str(cwd)]
+    dropping = []
+    if os.geteuid() == 0:  # the uid dropped; changing it cleared bwrap's parent-death signal, set again
+        dropping = ["setpriv", f"--reuid={owner}", f"--regid={owner}", "--clear-groups", "--no-new-privs"]
+        dropping += ["--pdeathsig=KILL", "--"]
+    launcher = [sys.executable, "-I", "-S", str(Path(__file__).with_name("bwrap_launch.py"))]
+    return [*launcher, tool("bwrap"), str(len(options)), *options, *dropping]
 
 
 def namespaces_argv(
@@ -410,7 +391,8 @@ def command(
         return argv, env
     memory = cgroup.joining(cgroup.for_grading(owner_of(workdir)))
     if mechanism == "bubblewrap":
-        return [*memory, *limits_argv(), *bubblewrap_argv(workdir, cwd, triton_cache, compiled), *argv], env
+        inner = bubblewrap_argv(workdir, cwd, triton_cache, env, compiled)
+        return [*memory, *limits_argv(), *inner, *argv], env
     launcher_env = {**env, "PYTHONPATH": str(ROOT)}
     inner = namespaces_argv(workdir, cwd, triton_cache, argv, env, extra_hidden, compiled)
     return [*memory, *limits_argv(), *inner], launcher_env
@@ -447,19 +429,42 @@ def describe(mechanism: str) -> str:
     }[mechanism]
 
 
+def requested(no_sandbox: bool = False, allow_weaker: bool = False) -> str:
+    """The sandbox an instructor's command asks for: "none" (`--no-sandbox`), ALLOW_WEAKER
+    (`--allow-weaker-sandbox`), else "auto"."""
+    return "none" if no_sandbox else ALLOW_WEAKER if allow_weaker else "auto"
+
+
 def choose(requested: str) -> tuple[str, str]:
-    """(mechanism, why) for `requested`: "auto" takes the best that works here and refuses to run unisolated;
-    a named mechanism must work; "none" is the instructor's explicit choice."""
+    """(mechanism, why) for `requested`: "auto" is the allow-list (bubblewrap) or a refusal, unless
+    FLASH_COURSE_ALLOW_WEAKER_SANDBOX=1 in the environment (every command, the processes it starts too) makes it
+    ALLOW_WEAKER; ALLOW_WEAKER takes the best that works here, the deny-list fallback included (the instructor named
+    it); a named mechanism must work; "none" is the instructor's explicit choice. A refusal is a ValueError: the
+    host's setting, said in both languages."""
     if requested == "none":
         return "none", describe("none")
+    if requested == "auto" and os.environ.get(ALLOW_WEAKER_ENV) == "1":
+        requested = ALLOW_WEAKER
     tried = {}
-    for mechanism in MECHANISMS[:-1] if requested == "auto" else (requested,):
+    for mechanism in {"auto": MECHANISMS[:1], ALLOW_WEAKER: MECHANISMS[:-1]}.get(requested, (requested,)):
         works, why = probe(mechanism)
         if works:
             return mechanism, why
         tried[mechanism] = why
     reasons = "; ".join(f"{m}: {why}" for m, why in tried.items())
-    raise RuntimeError(
+    if requested == "auto":
+        raise ValueError(
+            bilingual(
+                f"拒绝评分：这台主机上 bubblewrap（允许列表沙箱）不可用（{reasons}）。请安装它（以 root 运行 "
+                "bash course/install_sandbox.sh，或 apt-get install bubblewrap）；若接受较弱的拒绝列表退路"
+                f"（unshare），请加 --allow-weaker-sandbox 或设置 {ALLOW_WEAKER_ENV}=1；--no-sandbox 则完全不隔离。",
+                f"grading refused: bubblewrap (the allow-list sandbox) does not work on this host ({reasons}). "
+                "Install it (as root: bash course/install_sandbox.sh, or apt-get install bubblewrap); to accept the "
+                f"weaker deny-list fallback (unshare), name it: --allow-weaker-sandbox or {ALLOW_WEAKER_ENV}=1; "
+                "--no-sandbox runs students' code unisolated.",
+            )
+        )
+    raise ValueError(
         bilingual(
             f"没有可用的沙箱（{reasons}）。请安装 bubblewrap（apt-get install bubblewrap），"
             "或在明确知道风险时用 --no-sandbox 评分。",

@@ -6,6 +6,9 @@ what is measured is out of the student's reach: nothing the child holds can be r
 - `SlowMemoryService` (units 02, 03): a `SlowMemory` holding the inputs and the output; each read and write the
   child's `mem[name][index]` makes is a request, counted here per element by the notebooks' own counter. The
   largest tile one access moves is recorded too: the part of "how much is on chip" seen from outside.
+- `SweepService` (unit 04): the row the student's softmax sweeps, read-only, as a `CountedTensor`: each read the
+  child's `x[index]` makes is a request, counted and ordered here (each element's first and second read, the
+  columns each read spans).
 - `TimingService` (unit 09): a sleeping `Workload` and a `SimulatedDevice`, kept here: a call of the child's
   workload returns once the judge has slept that call's duration, a launch queues the device's time here and a
   synchronize waits for it. The durations never reach the child; the judge counts the calls and launches and
@@ -36,6 +39,7 @@ import torch
 from utils.judged import link, tensor_files
 from utils.judged.slow_memory import decode_index
 from utils.messages import bilingual
+from utils.sweeps import CountedTensor
 from utils.timing import SimulatedDevice, Workload
 from utils.traffic.slow_memory import SlowMemory
 
@@ -127,6 +131,11 @@ def unknown(message: dict) -> ValueError:
     return ValueError(bilingual(f"评审程序不认识请求 {what!r}", f"the judge knows no request {what!r}"))
 
 
+def spec(tensor) -> dict:
+    """A slow tensor's layout as the child's `JudgedMemory` reads it."""
+    return {"shape": list(tensor.shape), "dtype": str(tensor.dtype).removeprefix("torch.")}
+
+
 class SlowMemoryService(Service):
     """The judge's slow memory: `tensors` (moved to the CPU) under their names, counted per element."""
 
@@ -185,10 +194,7 @@ class SlowMemoryService(Service):
         return message["name"]
 
     def spec(self, name: str) -> dict:
-        return {
-            "shape": list(self.memory[name].shape),
-            "dtype": str(self.memory[name].dtype).removeprefix("torch."),
-        }
+        return spec(self.memory[name])
 
     def moved(self, tile: torch.Tensor) -> None:
         if tile.numel() > self.largest["numel"]:
@@ -220,6 +226,32 @@ class SlowMemoryService(Service):
             self.memory.read_map(output),
             self.memory.write_map(output),
             stats,
+        )
+
+
+class SweepService(Service):
+    """Unit 04's input `x` (moved to the CPU) as the judge's `CountedTensor`, which the child may only read."""
+
+    def __init__(self, work: Path, x: torch.Tensor):
+        self.counted = CountedTensor("x", x.detach().cpu())
+        super().__init__(work)
+
+    def answer(self, message: dict, tensors: dict[str, torch.Tensor]) -> tuple[dict, dict]:
+        if message.get("op") == "layout":
+            return {"tensors": {"x": spec(self.counted)}}, {}
+        if message.get("op") == "read":
+            return {}, {"tile": self.counted[decode_index(message.get("index"), tensors)]}
+        raise unknown(message)
+
+    def result(self) -> tuple[torch.Tensor, ...]:
+        """(each element's read count, the numbers of its first and second reads, the columns each read spanned as
+        int64): what the judge checks, all counted here."""
+        counted = self.counted
+        return (
+            counted.read_map(),
+            counted.first.clone(),
+            counted.second.clone(),
+            torch.tensor(counted.widths, dtype=torch.int64),
         )
 
 
@@ -258,4 +290,4 @@ class TimingService(Service):
         return min(arrived, max(start, arrived - TRANSIT_SECONDS)) if isinstance(start, float) else arrived
 
 
-__all__ = ["WATCH_SWITCHES", "Service", "SlowMemoryService", "TimingService"]
+__all__ = ["WATCH_SWITCHES", "Service", "SlowMemoryService", "SweepService", "TimingService"]

@@ -4,9 +4,10 @@ References are float64, computed here from the very inputs sent to the child (fp
 compared with the float64 softmax of their rounded values). Convention of the course for a row whose scores
 are all −∞ (nothing visible): softmax 0, output 0, state (m, ℓ) = (−∞, 0), L = −∞; never NaN.
 
-- `online_softmax` and `online_softmax_weighted_sum` run in the child on a `utils.sweeps.CountedTensor`
-  (the unit-02 slow-memory tensor that also orders the reads). The judge receives each element's read
-  count, the numbers of its first and second reads and the width of every read, and decides here: the
+- `online_softmax` and `online_softmax_weighted_sum` run in the child on the judge's `utils.sweeps.CountedTensor`
+  (the unit-02 slow-memory tensor that also orders the reads), kept in the judge's process as units 02–03's slow
+  memory is (`course.judge.services.SweepService`: the child only asks for reads). The judge counts each
+  element's reads, the numbers of its first and second reads and the width of every read, and decides here: the
   softmax reads every element exactly twice, the first sweep (m and ℓ together) over a row finished before
   the normalising sweep starts, at most `block_size` columns per read; the weighted sum reads every score
   exactly once, in reads of at most `block_size` columns, and creates no tensor as large as a whole row of
@@ -36,6 +37,7 @@ from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis import strategies as st
 
 from course.judge.core import Judgement, Unit, describe
+from course.judge.services import SweepService
 from utils.checks.guarded import UNWRITTEN
 from utils.judged.student_module import LAYOUTS
 from utils.sweeps import sweeps_in_order
@@ -161,12 +163,14 @@ def check_reads(j: Judgement, reads, first, second, widths, block: int, times: i
 
 def softmax_case(j: Judgement, props: list[str], x: torch.Tensor, block: int) -> None:
     what = f"online_softmax(x {tuple(x.shape)} {name(x.dtype)}, block_size={block})"
-    answer, failure = j.attempt(RUN, "online_softmax", 0, x, block)
+    with SweepService(j.child.work, x) as counted:
+        answer, failure = j.attempt(RUN, "online_softmax", counted.address, block)
+    reads, first, second, widths = counted.result()
     for prop in props:
         with j.case(prop, what):
             if failure is not None:
                 raise failure
-            out, reads, first, second, widths = answer.result
+            out = answer.result
             if prop == SWEEPS:
                 check_reads(j, reads, first, second, widths, block, 2, what)
                 continue
@@ -396,13 +400,14 @@ def weighted_case(
         f"online_softmax_weighted_sum(scores {tuple(scores.shape)}, values {tuple(values.shape)} "
         f"{name(values.dtype)}, block_size={block})"
     )
-    answer, failure = j.attempt(RUN, "online_softmax_weighted_sum", 0, scores, values, block)
+    with SweepService(j.child.work, scores) as counted:
+        answer, failure = j.attempt(RUN, "online_softmax_weighted_sum", counted.address, values, block)
+    reads, first, second, widths = counted.result()
     expected_out, expected_lse = weighted_sum64(scores, values)
     for prop in props:
         with j.case(prop, what):
             if failure is not None:
                 raise failure
-            result, reads, first, second, widths = answer.result
             if prop == ONE_PASS:
                 check_reads(j, reads, first, second, widths, block, 1, what)
                 rows, d = math.prod(scores.shape[:-1]), values.shape[-1]
@@ -416,7 +421,7 @@ def weighted_case(
                     f"more than {bound} (whole rows of scores in fast memory)",
                 )
                 continue
-            out, lse = j.tensors(result, 2, what)
+            out, lse = j.tensors(answer.result, 2, what)
             j.expect(
                 out.dtype == values.dtype and lse.dtype == torch.float32,
                 f"{what}: O 应为 {values.dtype}、L 应为 float32，得到 {out.dtype}、{lse.dtype}",

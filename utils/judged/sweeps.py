@@ -1,33 +1,29 @@
-"""What the judge runs inside its sandboxed child for unit 04: the student's function on a `CountedTensor`.
+"""What the judge runs inside its sandboxed child for unit 04: the student's function on the judge's counted tensor,
+which stays in the judge's process.
 
-`run` wraps one argument in a `utils.sweeps.CountedTensor`, calls the student's function and returns the result
-and the read maps as data; the judge decides from them in its own process. As with `utils.judged.slow_memory`,
-what stays possible is deliberate tampering with the child's own process; and a sweep that reads twice cannot
-show what the code keeps in fast memory in between.
+`run` hands the student's function a `JudgedTensor` as its first argument: it knows the shape and dtype, and turns
+each `x[index]` read into a request to the judge (`course.judge.services.SweepService`), which holds the data in a
+`utils.sweeps.CountedTensor` and counts and orders every element read. Nothing in this process holds the data or
+the counts, so no code here can read the row without being counted (as a one-shot softmax disguised as two sweeps
+did through the tensor's private data) or rewrite what was counted. A sweep that reads twice still cannot show what
+the code keeps in fast memory in between.
 """
 
 from __future__ import annotations
 
 import sys
 
-import torch
-
+from utils.judged.link import Link
 from utils.judged.run import resolve
+from utils.judged.slow_memory import JudgedMemory
 from utils.judged.student_module import MODULE_NAME
-from utils.sweeps import CountedTensor
-from utils.traffic.slow_memory import bookkeeping
 
 
-def run(target: str, position: int, *args):
-    """Call `target(*args)` with `args[position]` in a `CountedTensor`; returns (result, read map, first, second,
-    widths as an int64 tensor)."""
-    args = list(args)
-    counted = CountedTensor("x", args[position])
-    args[position] = counted
-    result = resolve(sys.modules[MODULE_NAME], target)(*args)
-    with bookkeeping():
-        widths = torch.tensor(counted.widths, dtype=torch.int64)
-        return result, counted.read_map(), counted.first.clone(), counted.second.clone(), widths
+def run(target: str, address: str, *args):
+    """Call `target(x, *args)`, `x` the judge's counted tensor served at `address` (a Unix socket); returns the
+    result."""
+    with Link(address) as link:
+        return resolve(sys.modules[MODULE_NAME], target)(JudgedMemory(link)["x"], *args)
 
 
 __all__ = ["run"]
