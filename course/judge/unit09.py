@@ -13,13 +13,13 @@ call the student's function; the answers come back as plain numbers and strings.
   (`utils.timing.SimulatedDevice` on any machine; on a GPU also `torch.cuda._sleep`, against CUDA events
   measured here): without synchronisation the median is the launch time, microseconds instead of
   milliseconds; slow warm-up launches still queued when a single timed call starts: without a synchronisation
-  before the clock starts, they are timed too (that call may wake late by half of them: it has no median). The workload and the simulated device are kept here
-  (`course.judge.services.TimingService`): the child's calls, launches and synchronisations are requests the
-  judge answers and counts, so the student's code can neither read the durations nor rewrite the counts. The
-  expected median and quartiles are those of the calls as the judge timed them (from when the child sent each):
-  the judge's own late wake-ups on a busy machine are not held against the student; the child's are not
-  measurable here, so a case whose durations miss runs again, `ATTEMPTS` times in all (a wrong benchmark misses
-  every time, a busy machine seldom twice).
+  before the clock starts, they are timed too (that call may wake late by half of them: it has no median).
+  The workload and the simulated device are kept here (`course.judge.services.TimingService`): the child's
+  calls, launches and synchronisations are requests the judge answers and counts, so the student's code can
+  neither read the durations nor rewrite the counts. The expected median and quartiles are those of the calls
+  as the judge timed them (from when the child sent each): the judge's own late wake-ups on a busy machine are
+  not held against the student; the child's are not measurable here, so a case whose durations miss runs
+  again, `ATTEMPTS` times in all (a wrong benchmark misses every time, a busy machine seldom twice).
 - `autocast_dtypes`: the same model with the same weights run here by the reference on the child's device
   type (`utils.device()`); the tables must be equal, and the child reports the modules that still hold a
   forward hook afterwards (none may).
