@@ -54,3 +54,22 @@ def stdout_of(cell) -> str:
 
 def stderr_of(cell) -> list:
     return [o for o in cell.outputs if o.get("name") == "stderr"]
+
+
+def run_cells(cells: list[str], tmp_path) -> list:
+    """Execute code cells in one fresh kernel, errors allowed; return the executed cells."""
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
+    NotebookClient(
+        nb,
+        timeout=300,
+        kernel_name="python3",
+        allow_errors=True,
+        resources={"metadata": {"path": str(tmp_path)}},
+        extra_arguments=["--IPKernelApp.log_level=ERROR"],
+    ).execute()
+    return nb.cells
+
+
+def error_of(cell) -> str:
+    errors = [o for o in cell.outputs if o.output_type == "error"]
+    return f"{errors[0].ename}: {errors[0].evalue}" if errors else ""

@@ -104,6 +104,12 @@ def test_the_bundle_holds_the_release_utils_and_install_files(built):
     assert names == {p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()}
 
 
+def test_the_requirements_ask_for_the_triton_unit_10_needs():
+    """Unit 10's tensor descriptors are new in Triton 3.4 (`utils.hopper`): the bundle must not accept less."""
+    (triton,) = [d for d in bundle.student_dependencies() if d.startswith("triton")]
+    assert triton.startswith("triton>=3.4"), triton
+
+
 def solution_regions() -> list[str]:
     """The text between BEGIN and END SOLUTION of every source notebook, one string per region, lines stripped."""
     regions = []

@@ -218,7 +218,14 @@ def test_hand_grades_survive_a_regrade_a_later_run_and_the_export(tmp_path, monk
 
     monkeypatch.setattr(cli, "_course", lambda db=None: course)
     request = argparse.Namespace(
-        student="alice", unit="01", reason="the seed", outcome="", timeout=None, db=None, ray=None
+        student="alice",
+        unit="01",
+        reason="the seed",
+        outcome="",
+        timeout=None,
+        db=None,
+        ray=None,
+        allow_weaker_sandbox=False,
     )
     assert cli.run_regrade(request) == 0
     assert graded_times(course) == 2  # graded again (a narrowed run appends to the log)
@@ -279,7 +286,14 @@ def test_the_regrade_log_tells_the_judges_change_from_a_hand_change(tmp_path, mo
 
     monkeypatch.setattr(cli, "_course", lambda db=None: course)
     request = argparse.Namespace(
-        student="alice", unit="01", reason="r", outcome="", timeout=None, db=None, ray=None
+        student="alice",
+        unit="01",
+        reason="r",
+        outcome="",
+        timeout=None,
+        db=None,
+        ray=None,
+        allow_weaker_sandbox=False,
     )
     monkeypatch.setattr(grade, "grade", regrading(4.0, "11.5"))  # the judge gives what it gave
     assert cli.run_regrade(request) == 0

@@ -5,10 +5,8 @@ added cell fails the visible self-check, naming it, instead of costing points si
 import ast
 import re
 
-import nbformat
 import pytest
-from nbclient import NotebookClient
-from notebook_run import ROOT
+from notebook_run import ROOT, error_of, run_cells
 
 from course import notebooks
 from course.judge import units
@@ -108,25 +106,6 @@ def test_how_grading_works_lists_the_names_provided():
             "辅助函数和常量请写在解答单元格内" in cell.source
             and "put helpers and constants inside the solution cell" in cell.source
         )
-
-
-def run_cells(cells: list[str], tmp_path) -> list:
-    """Execute code cells in one fresh kernel, errors allowed; return the executed cells."""
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
-    NotebookClient(
-        nb,
-        timeout=300,
-        kernel_name="python3",
-        allow_errors=True,
-        resources={"metadata": {"path": str(tmp_path)}},
-        extra_arguments=["--IPKernelApp.log_level=ERROR"],
-    ).execute()
-    return nb.cells
-
-
-def error_of(cell) -> str:
-    errors = [o for o in cell.outputs if o.output_type == "error"]
-    return f"{errors[0].ename}: {errors[0].evalue}" if errors else ""
 
 
 # (unit, notebook, solution cell, its first self-check, (old, new) that reads a notebook global, the global)

@@ -2,9 +2,11 @@
 judge here, the run-time path selection falls back where TMA or sm90 is missing, the reference Hopper forward is
 right against float64, the launch recorder sees grids and descriptors, and (GPU) the real-hardware parts."""
 
+import importlib.util
 import io
 import statistics
 import sys
+import warnings
 from contextlib import redirect_stdout
 
 import pytest
@@ -15,8 +17,10 @@ from nbgrader.utils import determine_grade
 from notebook_run import ROOT, execute, graded_cells, stderr_of, stdout_of
 
 import utils
-from course import notebooks
+from course import notebooks, wrong
+from course.judge import unit10
 from course.judge.preprocessor import judge_notebook
+from course.judge.student_code import module_source
 from course.judge.units import UNITS
 from course.reference import descriptors, flash_triton
 from course.reference import hopper as reference
@@ -54,6 +58,38 @@ def test_the_judge_gives_the_solution_every_point_it_can_judge_here():
     if not ON_GPU:
         expected["test_hopper_speed"] = [0.0, 1.0]  # GPU-only: nothing to judge here
     assert summary["scores"] == expected and not summary["flagged"], summary
+
+
+def with_mistake(name: str):
+    impl = wrong.parse(ROOT / "course" / "wrong" / "10_hopper" / f"{name}.py")
+    return notebooks.with_cell(notebooks.read(NOTEBOOK), impl.replaces, impl.body)
+
+
+@pytest.mark.filterwarnings("ignore:invalid value encountered in divide:RuntimeWarning")  # 0 / 0
+def test_a_running_maximum_from_zero_fails_the_judge_and_the_visible_self_check(tmp_path):
+    """Issue 47: m started at 0 instead of −∞ passed both (4/4); rows whose scores are all far below 0 give NaN."""
+    nb = with_mistake("kernel_running_max_from_zero")
+    verdict = judge_notebook(nb, UNITS[NOTEBOOK.name], "alice", "salt", "auto")["properties"]["test_hopper"]
+    assert [prop for prop, passed in verdict.items() if not passed] == [unit10.FAR_BELOW], verdict
+    path = tmp_path / "hopper_cells.py"
+    path.write_text(module_source(nb, UNITS[NOTEBOOK.name].student_cells, UNITS[NOTEBOOK.name].preamble))
+    spec = importlib.util.spec_from_file_location("hopper_cells", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    with pytest.raises(AssertionError, match="far below 0"):
+        hopper_checks.forward(module)
+
+
+def test_rows_far_below_zero_change_no_other_rows_softmax():
+    """Shifting every key by −4 adds one constant to each row's scores: the other rows' outputs stay."""
+    q, k, v = grading.random_qkv(2, 30, 41, 64, dtype=torch.float64, requires_grad=False)
+    far_q, far_k = hopper_checks.far_below_zero(q, k, slice(0, None, 5))
+    before, _ = grading.reference_attention(q, k, v, is_causal=True)
+    after, _ = grading.reference_attention(far_q, far_k, v, is_causal=True)
+    kept = [row for row in range(30) if row % 5]
+    torch.testing.assert_close(after[:, kept], before[:, kept])
+    scores = far_q[:, ::5] @ far_k.transpose(-2, -1) * 64**-0.5
+    assert scores.max() < -104  # × log2 e < −149: from m = 0 every exp2 of these rows underflows in float32
 
 
 # --- the run-time choice between the Hopper kernel and the unit-08 fallback -----------------------------------
@@ -280,10 +316,16 @@ def test_each_pingpong_consumer_walks_every_key_tile_of_its_own_rows():
     assert overlapped
 
 
-def test_plot_schedules_draws_three_labelled_panels():
+def test_plot_schedules_draws_three_labelled_panels_in_the_courses_fonts():
+    """Rendered from matplotlib's default settings with warnings as errors: a Chinese label drawn without the
+    course's CJK font warns of a missing glyph (issue 47: the diagram's labels were boxes)."""
+    import matplotlib
     import matplotlib.pyplot as plt
 
-    fig = hopper_plots.plot_schedules(tiles=2)
+    with plt.rc_context(matplotlib.rcParamsDefault), warnings.catch_warnings():
+        warnings.simplefilter("error")
+        fig = hopper_plots.plot_schedules(tiles=2)
+        fig.canvas.draw()
     assert len(fig.axes) == 3 and all(ax.get_title(loc="left") for ax in fig.axes)
     plt.close(fig)
 

@@ -7,7 +7,7 @@ the order and overlap of the steps, which is what the text explains.
 
 from __future__ import annotations
 
-from utils.plotting import axes, text
+from utils.plotting import axes, text, use_fonts
 
 # Relative step durations for d = 128 (one key tile): a GEMM, the softmax (exp on the special-function
 # units), a TMA load. On an H100 the exponentials of one tile take about half as long as its two GEMMs.
@@ -99,6 +99,7 @@ def plot_schedules(tiles: int = 4):
          "producer/consumer + pingpong (two consumers, twice the query rows)"),
         (intra_warpgroup_schedule, "线程束组内重叠", "intra-warpgroup overlap"),
     ]  # fmt: skip
+    use_fonts()  # the Chinese titles and labels
     fig, grid = plt.subplots(len(panels), 1, figsize=(11, 7), sharex=True)
     end = 0.0
     for ax, (schedule, zh, en) in zip(grid, panels, strict=True):

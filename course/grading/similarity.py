@@ -30,6 +30,7 @@ from course.grading import intake
 from course.grading.atomic import replace_csv, replace_text
 from course.judge.student_code import scan, solution_sources
 from course.layout import Course
+from course.neutral import visible
 from utils.messages import bilingual
 
 DEFAULT_THRESHOLD = 0.8  # share of a student's code found in another's (copydetect's similarity)
@@ -80,7 +81,7 @@ def student_cells(course: Course, folder: Path, student: str, unit: str) -> list
     handed_in = folder / student / unit
     for path in sorted(handed_in.rglob("*.py")):
         if path.is_file() and not path.is_symlink():
-            name = intake.shown(path.relative_to(handed_in).as_posix())
+            name = visible(path.relative_to(handed_in).as_posix())
             found.append((name, "", path.read_text(encoding="utf-8", errors="replace")))
     return found
 

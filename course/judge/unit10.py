@@ -1,10 +1,12 @@
 """Unit 10 (the Hopper track): the hidden cases of the graded forward with tensor descriptors and a persistent grid.
 
 One exercise, `hopper_attention(q, k, v, is_causal=False)` (Q (B, Nq, d), K and V (B, Nk, d), d ∈ {64, 128}),
-judged on four properties plus a GPU-only speed cell:
+judged on five properties plus a GPU-only speed cell:
 - correctness without a mask, at N a multiple of every tile height (64 · k);
 - the causal mask (top-left) with Nq < Nk and Nq > Nk;
 - tails: odd N in both sequences, several batches (the descriptor reads zeros there; the key tail must be masked);
+- rows whose scores are all far below 0 (`utils.checks.hopper.far_below_zero`: q = 4 against keys shifted by −4),
+  where a running maximum started at 0 instead of −∞ underflows to ℓ = 0 and O = NaN;
 - the persistent grid: exactly one launch of the student's kernel, Q, K, V and O passed as `TensorDescriptor`s,
   and at most `utils.hopper.num_sms()` programs where a one-program-per-tile grid would have more (the child
   reports the resolved grid of every launch, `utils.hopper.record_launches`; the judge decides);
@@ -39,6 +41,9 @@ F32, F16, BF16 = torch.float32, torch.float16, torch.bfloat16
 FULL = "非因果，N 是分块的整数倍 · non-causal, N a multiple of the tile"
 CAUSAL = "因果掩码，Nq < Nk 与 Nq > Nk · causal mask, Nq < Nk and Nq > Nk"
 TAILS = "奇数 N（两个序列都有尾部），多个批 · odd N (tails in both sequences), several batches"
+FAR_BELOW = (
+    "分数全都远低于 0 的行：运行最大值从 −∞ 开始 · rows whose scores are all far below 0: m starts at −∞"
+)
 PERSISTENT = (
     "一次启动、Q/K/V/O 经张量描述符、网格不超过 SM 数 · one launch, Q/K/V/O through tensor descriptors, "
     "a grid of at most #SMs"
@@ -65,9 +70,11 @@ def judged_call(j: Judgement, what: str, q, k, v, is_causal) -> tuple:
     return answer
 
 
-def forward_case(j: Judgement, prop: str, b, n_q, n_k, d, dtype, is_causal) -> None:
+def forward_case(j: Judgement, prop: str, b, n_q, n_k, d, dtype, is_causal, far_below: bool = False) -> None:
     q, k, v = (j.randn(b, n, d, dtype=dtype) for n in (n_q, n_k, n_k))
-    what = "hopper_attention " + checks.describe(b, n_q, n_k, d, dtype, is_causal)
+    if far_below:  # every third or fourth query row, from a random one of the first three
+        q, k = checks.far_below_zero(q, k, slice(j.rng.randrange(3), None, j.rng.choice([3, 4])))
+    what = "hopper_attention " + checks.describe(b, n_q, n_k, d, dtype, is_causal, far_below)
     with j.case(prop, what):
         out, _, launches, _, ops, *_ = judged_call(j, what, q, k, v, is_causal)
         (out,) = j.tensors(out, 1, what)
@@ -94,7 +101,7 @@ def persistent_case(j: Judgement, b, n, d, dtype, is_causal) -> None:
         j.close(out, expected, f"{what}: O", atol=checks.TOL[dtype], rtol=checks.TOL[dtype])
 
 
-@UNIT.cell("test_hopper", {FULL: 1, CAUSAL: 1, TAILS: 1, PERSISTENT: 1}, selfcheck=TAILS)
+@UNIT.cell("test_hopper", {FULL: 1, CAUSAL: 1, TAILS: 1, FAR_BELOW: 1, PERSISTENT: 1}, selfcheck=TAILS)
 def hopper_forward(j: Judgement) -> None:
     low, high = dtypes(j)
     big = 4096 if j.on_gpu else 128
@@ -104,6 +111,8 @@ def hopper_forward(j: Judgement) -> None:
     forward_case(j, CAUSAL, 1, j.odd(65, 130), j.odd(17, 60), 128, high, True)
     forward_case(j, TAILS, 3, j.odd(33, 100), j.odd(33, 100), 64, low, False)
     forward_case(j, TAILS, 2, j.odd(33, 100), j.odd(33, 100), 128, high, j.rng.random() < 0.5)
+    forward_case(j, FAR_BELOW, 2, j.odd(33, 100), j.odd(33, 100), 64, low, False, far_below=True)
+    forward_case(j, FAR_BELOW, 1, j.odd(17, 60), j.odd(65, 130), 128, high, True, far_below=True)
     if j.on_gpu:
         forward_case(j, TAILS, 1, j.odd(2049, 4200), j.odd(2049, 4200), 128, BF16, True)
         persistent_case(j, 16, j.odd(4097, 4200), 128, F16, False)

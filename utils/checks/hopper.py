@@ -39,22 +39,24 @@ HEAD_DIMS = (64, 128)
 TOL = unit08.TOL
 MIN_DESCRIPTORS = 4  # Q, K, V and O
 
-# (B, Nq, Nk, d, dtype, is_causal): odd N, Nq ≠ Nk both ways, and more tiles than SMs in the last case
-# (B · cdiv(N, 128) > num_sms() for any tile of up to 128 rows: a one-program-per-tile grid is too big;
-# on a GPU with more than 200 SMs that case is only checked for its values).
+# (B, Nq, Nk, d, dtype, is_causal, far_below): odd N, Nq ≠ Nk both ways, rows whose scores are all far below 0
+# (`far_below_zero`) in the first two, and more tiles than SMs in the last case (B · cdiv(N, 128) > num_sms()
+# for any tile of up to 128 rows: a one-program-per-tile grid is too big; on a GPU with more than 200 SMs that
+# case is only checked for its values).
 CPU_CASES = [
-    (1, 70, 70, 64, F32, False),
-    (2, 45, 83, 64, F16, True),
-    (1, 83, 45, 128, F32, True),
-    (hopper.INTERPRETER_SMS + 1, 40, 40, 64, F32, False),
+    (1, 70, 70, 64, F32, False, True),
+    (2, 45, 83, 64, F16, True, True),
+    (1, 83, 45, 128, F32, True, False),
+    (hopper.INTERPRETER_SMS + 1, 40, 40, 64, F32, False, False),
 ]
 GPU_CASES = [
-    (2, 1000, 1000, 64, F16, False),
-    (2, 333, 1201, 128, BF16, True),
-    (1, 1201, 333, 64, F16, True),
-    (2, 4099, 4099, 128, BF16, False),
-    (40, 515, 515, 64, F16, True),  # 40 · 5 = 200 tiles of 128 rows > 132 SMs of an H100
+    (2, 1000, 1000, 64, F16, False, True),
+    (2, 333, 1201, 128, BF16, True, True),
+    (1, 1201, 333, 64, F16, True, False),
+    (2, 4099, 4099, 128, BF16, False, False),
+    (40, 515, 515, 64, F16, True, False),  # 40 · 5 = 200 tiles of 128 rows > 132 SMs of an H100
 ]
+FAR_BELOW_ROWS = slice(0, None, 5)  # the visible cases' rows of scores far below 0
 
 SPEED_SHAPE = (32, 4096, 128, F16)  # B·H, N, d, dtype (non-causal: the case where cuDNN led unit 08 most)
 SPEEDUP_OVER_UNIT08 = 0.6
@@ -72,8 +74,18 @@ def cases() -> list[tuple]:
     return CPU_CASES if interpreter() else GPU_CASES
 
 
-def describe(b, n_q, n_k, d, dtype, is_causal) -> str:
-    return unit08.describe(b, n_q, n_k, d, dtype, is_causal)
+def describe(b, n_q, n_k, d, dtype, is_causal, far_below: bool = False) -> str:
+    rows = ", some rows' scores all far below 0" if far_below else ""
+    return unit08.describe(b, n_q, n_k, d, dtype, is_causal) + rows
+
+
+def far_below_zero(q: torch.Tensor, k: torch.Tensor, rows: slice) -> tuple[torch.Tensor, torch.Tensor]:
+    """(q, k) with the query `rows` set to 4 and every key shifted by −4: the scores of those rows are all about
+    −16√d (−128 at d = 64), far below 0, while every other row's scores move by one constant of its own, which
+    softmax ignores. A running maximum started at 0 instead of −∞ underflows there: ℓ = 0 and O = 0 / 0, NaN."""
+    q = q.clone()
+    q[:, rows] = 4
+    return q, k - 4
 
 
 def tiles_exceed_sms(b: int, n_q: int) -> bool:
@@ -118,9 +130,11 @@ def _shortcuts() -> list[tuple[object, str]]:
 
 def forward(module) -> None:
     """O against float64 on every case; one descriptor launch on a persistent grid."""
-    for b, n_q, n_k, d, dtype, is_causal in cases():
-        what = "hopper_attention " + describe(b, n_q, n_k, d, dtype, is_causal)
+    for b, n_q, n_k, d, dtype, is_causal, far_below in cases():
+        what = "hopper_attention " + describe(b, n_q, n_k, d, dtype, is_causal, far_below)
         q, k, v = random_qkv(b, n_q, n_k, d, dtype=dtype, device=device(), requires_grad=False)
+        if far_below:
+            q, k = far_below_zero(q, k, FAR_BELOW_ROWS)
         with contextlib.ExitStack() as stack:
             stack.enter_context(forbid_shortcuts(*_shortcuts()))
             launches = stack.enter_context(count_launches(module))
@@ -253,6 +267,7 @@ __all__ = [
     "SPEED_SHAPE",
     "bar_over_sdpa_flash",
     "check_launches",
+    "far_below_zero",
     "forward",
     "judged_run",
     "judged_speed",

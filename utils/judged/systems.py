@@ -85,11 +85,29 @@ def benchmark_cuda_sleep(target: str, warmup: int, reps: int, cycles: int):
     return _plain(_student(target)(fn, warmup, reps))
 
 
+class Residual(nn.Module):
+    """A residual block and a head, `head(fc2(act(fc1(x))) + skip(x))`: not a chain of its leaves (`skip`, a Tanh,
+    sees the input x, not fc2's output)."""
+
+    def __init__(self, width_in: int, width_out: int, hidden: int):
+        super().__init__()
+        self.fc1 = nn.Linear(width_in, hidden)
+        self.act = nn.GELU()
+        self.fc2 = nn.Linear(hidden, width_in)
+        self.skip = nn.Tanh()
+        self.head = nn.Linear(width_in, width_out)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.head(self.fc2(self.act(self.fc1(x))) + self.skip(x))
+
+
 def build_model(kind: str, sizes: list[int]) -> nn.Module:
-    """The models of the autocast cases: "toy" (in, out, hidden), "sequential" (in, out, hidden) and
+    """The models of the autocast cases: "toy", "sequential" and "residual" (in, out, hidden each), and
     "transformer" (the `TransformerConfig` fields in order)."""
     if kind == "toy":
         return ToyModel(*sizes)
+    if kind == "residual":
+        return Residual(*sizes)
     if kind == "sequential":
         width_in, width_out, hidden = sizes
         return nn.Sequential(
@@ -144,6 +162,7 @@ __all__ = [
     "build_model",
     "JudgedDevice",
     "JudgedWorkload",
+    "Residual",
     "dtype_names",
     "hooked_modules",
     "load_parameters",
