@@ -343,7 +343,8 @@ def test_a_killed_service_grades_nothing_twice_and_loses_nothing(setup):
 
 def test_preview_grading_end_to_end_and_fetched_by_nbgrader(setup, tmp_path):
     """The fixture unit graded by `course grade --feedback-only`'s code (sandboxed notebooks, the feedback salt),
-    alice's feedback fetched with `nbgrader fetch_feedback` from her cache, bob's (over the quota) a message."""
+    alice's feedback fetched with `nbgrader fetch_feedback` from her cache; her next submission (over the quota)
+    a message."""
     from course import release
 
     course, exchange = setup
@@ -354,19 +355,17 @@ def test_preview_grading_end_to_end_and_fetched_by_nbgrader(setup, tmp_path):
     submissions.write_student(course.release / UNIT, course.source / UNIT, answers, {})
     files = {p.name: p.read_text() for p in answers.glob("*.ipynb")}
     alice = submit(exchange, "alice", files=files)
-    blank = {p.name: p.read_text() for p in (course.release / UNIT).glob("*.ipynb")}
-    submit(exchange, "bob", files=blank)
-    svc = fs.Service(course, fs.Settings(exchange, jobs=2), clock=lambda: time.time() + LATER)
+    svc = fs.Service(course, fs.Settings(exchange, jobs=1), clock=lambda: time.time() + LATER)
     run_out(svc)
     page = fetched(exchange, alice, "softmax")
     assert "0 of 1 left today" in page and "test_matches_reference" in page and "score: 5 / 5" in page
     assert not course.gradebook.exists() and not course.feedback.exists()
-    over = submit(exchange, "bob", files=blank)
+    over = submit(exchange, "alice", files=files)
     run_out(svc)
     assert "used today's 1 feedback gradings" in fetched(exchange, over, "softmax")
 
     # alice's nbgrader cache, as `nbgrader submit` left it; the assignment list's Fetch Feedback reads it
-    inbound = next(exchange.inbound.glob("alice+*"))
+    inbound = min(exchange.inbound.glob("alice+*"), key=lambda f: f.stat().st_ctime_ns)  # the graded one
     _, _, stamp, _ = inbound.name.split("+")
     cache = home / ".local" / "share" / "jupyter" / "nbgrader_cache" / COURSE_ID / f"alice+{UNIT}+{stamp}"
     cache.mkdir(parents=True)
@@ -381,3 +380,55 @@ def test_preview_grading_end_to_end_and_fetched_by_nbgrader(setup, tmp_path):
     assert run.returncode == 0, run.stderr[-2000:]
     got = list((home / UNIT / "feedback").glob("*/softmax.html"))
     assert len(got) == 1 and "0 of 1 left today" in got[0].read_text()
+
+
+def test_a_flood_from_one_account_holds_back_no_one(setup):
+    course, exchange = setup
+    (course.root / "semester.toml").write_text("[feedback]\nper_day = 2\n")
+    for _ in range(300):
+        submit(exchange, "aaron", files={"softmax.ipynb": notebook_text()})
+    submit(exchange, "bob")
+    svc = service(course, exchange, jobs=1)
+    began = time.monotonic()
+    assert svc.step()[0] and svc.step()[0]
+    assert rounds(course) == [[["aaron", UNIT]], [["bob", UNIT]]]  # aaron's latest, then bob
+    for _ in range(5):
+        submit(exchange, "aaron", files={"softmax.ipynb": notebook_text()})
+    run_out(svc)
+    assert rounds(course) == [
+        [["aaron", UNIT]],
+        [["bob", UNIT]],
+        [["aaron", UNIT]],
+    ]  # then his quota is spent
+    assert time.monotonic() - began < 60
+
+
+def test_the_preview_round_goes_through_feedback_only_with_the_services_pool(monkeypatch, tmp_path):
+    from course.grading import grade
+
+    calls = []
+    monkeypatch.setattr(grade, "feedback_only", lambda *args, **kwargs: calls.append((args, kwargs)) or [])
+    settings = fs.Settings(jobs=3, timeout=50.0, ray="head:6379")
+    course = Course(tmp_path, tmp_path)
+    assert fs.preview_round(course, tmp_path / "class", settings) == {}
+    assert calls == [((course, tmp_path / "class", 50.0, 3, "auto"), {"ray": "head:6379"})]
+
+
+def test_the_command_needs_a_source(capsys):
+    from course import cli
+
+    assert cli.main(["feedback-service"]) == 2
+    said = capsys.readouterr().out
+    assert "--exchange" in said and "--submissions" in said and "给出" in said
+
+
+def test_the_rush_benchmark_serves_in_turn_and_ends_rounds_with_their_slowest():
+    from benchmarks import feedback_rush as rush
+
+    subs = [rush.Submission(0.0, 1, "u", 100.0), rush.Submission(0.0, 1, "u", 10.0)]
+    subs += [rush.Submission(1.0, 2, "u", 10.0), rush.Submission(1.0, 3, "u", 10.0)]
+    done, _ = rush.simulate(subs, slots=2, overhead=5.0, per_day=5, continuous=False)
+    assert [s.fate for s in done] == ["superseded", "graded", "graded", "graded"]
+    assert [s.done for s in done[1:]] == [15.0, 30.0, 30.0]  # student 1 alone, then 2 and 3 in one round
+    done, _ = rush.simulate(subs, slots=1, overhead=0.0, per_day=1, continuous=True)
+    assert [s.done for s in done[1:]] == [10.0, 20.0, 30.0]
