@@ -25,6 +25,7 @@ import argparse
 import json
 import os
 import random
+import resource
 import statistics
 import tempfile
 import time
@@ -144,7 +145,8 @@ def costs_from_throughput(path: Path) -> dict[str, list[float]]:
 
 def measure(units: list[str], jobs: int, per_unit: int) -> dict:
     """Grade each unit's reference, variants and wrong implementations by the preview's own code, `jobs` at
-    once on this machine; each pair's job seconds."""
+    once on this machine: each pair's job seconds, and the CPU seconds of the whole round (its child processes:
+    on a loaded machine, what a pair would cost with a core of its own)."""
     from benchmarks.grading_throughput import build, class_plan
     from course.grading import grade
     from course.layout import COURSE
@@ -153,15 +155,23 @@ def measure(units: list[str], jobs: int, per_unit: int) -> dict:
     for unit in COURSE.select(units):
         with tempfile.TemporaryDirectory(prefix="feedback-rush-") as tmp:
             course = build(Path(tmp), class_plan(per_unit, unit), unit)
-            began = time.monotonic()
+            began, cpu = time.monotonic(), children_cpu()
             rows = grade.feedback_only(course, Path(tmp) / "class", jobs=jobs)
             found[unit] = {
                 "seconds": [row.seconds["job"] for row in rows if "job" in row.seconds],
                 "statuses": [row.status for row in rows],
-                "wall": round(time.monotonic() - began, 1),
+                "round_wall": round(time.monotonic() - began, 1),
+                "round_cpu": round(children_cpu() - cpu, 1),
+                "load": os.getloadavg()[0],
             }
             print(unit, found[unit], flush=True)
-    return {"cpus": os.cpu_count(), "jobs": jobs, "load": os.getloadavg(), "units": found}
+    return {"cpus": os.cpu_count(), "jobs": jobs, "units": found}
+
+
+def children_cpu() -> float:
+    """User and system seconds of this process's finished children (and theirs)."""
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
 
 
 def plot(timelines: dict[str, list[tuple[float, int]]], path: Path) -> None:

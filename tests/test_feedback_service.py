@@ -432,3 +432,18 @@ def test_the_rush_benchmark_serves_in_turn_and_ends_rounds_with_their_slowest():
     assert [s.done for s in done[1:]] == [15.0, 30.0, 30.0]  # student 1 alone, then 2 and 3 in one round
     done, _ = rush.simulate(subs, slots=1, overhead=0.0, per_day=1, continuous=True)
     assert [s.done for s in done[1:]] == [10.0, 20.0, 30.0]
+
+
+def test_one_service_at_a_time_and_a_broken_semester_file_stops_the_start(setup):
+    import fcntl
+
+    from course.grading import semester
+
+    course, exchange = setup
+    with (course.root / fs.FOLDER / ".lock").open("a") as held:
+        fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)  # a service already running
+        with pytest.raises(ValueError, match="another feedback service"):
+            fs.run(service(course, exchange), once=True)
+    (course.root / "semester.toml").write_text("[feedback]\nper_day = -1\n")
+    with pytest.raises(semester.SettingError, match="per_day"):
+        service(course, exchange)  # never graded with no due dates by mistake

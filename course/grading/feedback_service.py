@@ -30,6 +30,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import datetime as dt
+import fcntl
 import hashlib
 import html
 import json
@@ -196,6 +197,12 @@ def look(parent: Path, names: tuple[str, ...]) -> tuple[float, str, int, list[st
                 found = os.stat(name, dir_fd=folder, follow_symlinks=False)
                 newest = max(newest, found.st_ctime)
                 listed.append(f"{prefix}{name}:{found.st_size}:{found.st_mtime_ns}:{found.st_ctime_ns}")
+                if len(listed) > intake.LIMITS.entries:
+                    raise intake.refuse(
+                        "/".join(names),
+                        f"超过 {intake.LIMITS.entries} 个文件和文件夹",
+                        f"more than {intake.LIMITS.entries} files and folders",
+                    )
                 if stat.S_ISDIR(found.st_mode) and prefix.count("/") < intake.LIMITS.depth:
                     inner = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=folder)
                     try:
@@ -301,6 +308,7 @@ class Service:
         self.queue = Queue(self.course)
         self.work = self.course.root / FOLDER / "round"
         self.passed_over: set[str] = set()  # inbound folders that are not submissions, looked at once a run
+        self.policy = semester.load_policy(semester.semester_path(self.course), self.course)  # wrong: refused
         if self.queue.first:  # what the sources already hold was handed in before: only new ones are graded
             self.scan(before=True)
         for entry in self.queue.recover():
@@ -692,10 +700,21 @@ def say(zh: str, en: str) -> None:
 
 
 def run(service: Service, once: bool = False, poll: float = 2.0) -> int:
-    """Rounds until stopped (Ctrl-C, SIGTERM); with `once`, until nothing waits or is being written."""
-    while True:
-        graded, pending = service.step()
-        if once and not pending:
-            return 0
-        if not graded:
-            time.sleep(poll)
+    """Rounds until stopped (Ctrl-C, SIGTERM); with `once`, until nothing waits or is being written. One service
+    at a time serves a course (a lock, gone with its process)."""
+    with (service.course.root / FOLDER / ".lock").open("a") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise ValueError(
+                bilingual(
+                    f"另一个反馈服务已在为 {service.course.root} 服务",
+                    f"another feedback service serves {service.course.root}",
+                )
+            ) from None
+        while True:
+            graded, pending = service.step()
+            if once and not pending:
+                return 0
+            if not graded:
+                time.sleep(poll)
