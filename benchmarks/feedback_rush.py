@@ -57,8 +57,8 @@ def rush(
         at = HOUR - pick.uniform(0, BURST_WINDOW) if pick.random() < burst else pick.uniform(0, HOUR)
         unit = pick.choice(units)
         made.append(Submission(at, student, unit, pick.choice(costs[unit])))
-        if pick.random() < resubmit:
-            again = min(HOUR, at + pick.uniform(60, 900))
+        again = at + pick.uniform(60, 900)
+        if pick.random() < resubmit and again < HOUR:  # nothing after the deadline
             made.append(Submission(again, student, unit, pick.choice(costs[unit])))
     return sorted(made)
 
@@ -143,6 +143,15 @@ def costs_from_throughput(path: Path) -> dict[str, list[float]]:
     return {data.get("unit", "08_flash_attention_triton"): pairs}
 
 
+def measured_costs(measured: dict, kind: str) -> dict[str, list[float]]:
+    """Each unit's pair costs from `--measure`: the pairs' wall seconds ("wall", on that machine at its load), or
+    the CPU seconds of its round shared among its pairs ("cpu": what a pair costs with a core of its own, its
+    round's setup included)."""
+    if kind == "wall":
+        return {unit: found["seconds"] for unit, found in measured["units"].items()}
+    return {unit: [found["round_cpu"] / len(found["seconds"])] for unit, found in measured["units"].items()}
+
+
 def measure(units: list[str], jobs: int, per_unit: int) -> dict:
     """Grade each unit's reference, variants and wrong implementations by the preview's own code, `jobs` at
     once on this machine: each pair's job seconds, and the CPU seconds of the whole round (its child processes:
@@ -194,6 +203,7 @@ def plot(timelines: dict[str, list[tuple[float, int]]], path: Path) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--costs", type=Path, help="costs JSON written by --measure")
+    parser.add_argument("--cost", choices=["cpu", "wall"], default="cpu", help="with --costs: which costs")
     parser.add_argument("--throughput", type=Path, help="a benchmarks.grading_throughput result instead")
     parser.add_argument("--measure", nargs="+", metavar="UNIT", help="measure these units' costs here")
     parser.add_argument("--jobs", type=int, default=1, help="with --measure: pairs graded at once")
@@ -209,6 +219,13 @@ def main() -> int:
     parser.add_argument("--overhead", type=float, default=15.0, help="seconds a round adds")
     parser.add_argument("--per-day", type=int, default=5)
     parser.add_argument("--continuous", action="store_true", help="free workers take the next at once")
+    parser.add_argument(
+        "--slowdown",
+        type=float,
+        default=1.0,
+        help="a factor on every cost: e.g. 1.10 for Ray (benchmarks/results/h200-x2: 24 pairs in 293.3 s on one "
+        "GPU through Ray, 266.0 s through the local pool)",
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results/local/feedback_rush"))
     args = parser.parse_args()
@@ -220,9 +237,8 @@ def main() -> int:
     if args.throughput:
         costs = costs_from_throughput(args.throughput)
     else:
-        costs = {
-            unit: found["seconds"] for unit, found in json.loads(args.costs.read_text())["units"].items()
-        }
+        costs = measured_costs(json.loads(args.costs.read_text()), args.cost)
+    costs = {unit: [cost * args.slowdown for cost in values] for unit, values in costs.items()}
     subs = rush(args.students, args.burst, args.resubmit, costs, args.seed)
     results, timelines = {}, {}
     for hosts in args.hosts:
