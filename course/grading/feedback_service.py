@@ -224,7 +224,7 @@ def read_secret(inbound: Path, name: str) -> str | None:
         fd = opened(inbound, (name,))
         try:
             with intake.open_file(fd, SECRET, f"{name}/{SECRET}") as f:
-                text = f.read(1025).decode("ascii").strip()
+                text = f.read(1025).decode("ascii")  # hashed as nbgrader reads it: whole
         finally:
             os.close(fd)
     except (OSError, intake.Refused, UnicodeDecodeError):
