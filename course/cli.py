@@ -425,13 +425,21 @@ def run_feedback_service(args) -> int:
         raise ValueError(
             bilingual(f"--jobs 至少为 1，收到 {args.jobs}", f"--jobs must be at least 1, got {args.jobs}")
         )
+    if args.ray and not args.jobs:
+        raise ValueError(
+            bilingual(
+                "--ray 需要 --jobs：每轮评多少份（集群同时能评的份数）",
+                "--ray needs --jobs: how many a round grades (what the cluster grades at once)",
+            )
+        )
     try:
         sandbox.choose("auto")  # the same sandbox as `course grade`, refused before anything is taken
     except RuntimeError as error:
         raise ValueError(str(error)) from None
     exchange = feedback_service.Exchange(Path(args.exchange), args.course_id) if args.exchange else None
+    waiting = 1 << 20  # as many as wait: the machine's own bound decides
     jobs = args.jobs or grade.default_jobs(
-        1 << 20, grade.cpu_count(), grade.gpu_memory_gib(), grade.gradings_memory_gib()
+        waiting, grade.cpu_count(), grade.gpu_memory_gib(), grade.gradings_memory_gib()
     )
     settings = feedback_service.Settings(
         exchange,

@@ -420,6 +420,8 @@ def test_the_command_needs_a_source(capsys):
     assert cli.main(["feedback-service"]) == 2
     said = capsys.readouterr().out
     assert "--exchange" in said and "--submissions" in said and "给出" in said
+    assert cli.main(["feedback-service", "--submissions", "x", "--ray", "head:6379"]) == 2
+    assert "--ray needs --jobs" in capsys.readouterr().out
 
 
 def test_the_rush_benchmark_serves_in_turn_and_ends_rounds_with_their_slowest():

@@ -16,8 +16,8 @@ pytest.importorskip(
 
 from course_lab import COURSE_ID, RELEASED, chromium_executable  # noqa: E402
 from labpage import VALIDATE_TIMEOUT_MS, open_nbgrader  # noqa: E402
-from playwright.sync_api import expect, sync_playwright  # noqa: E402
-from test_hub_browser import EXPECT_TIMEOUT_MS, NOTEBOOK, instructor_runs, student_hands_in  # noqa: E402
+from playwright.sync_api import expect  # noqa: E402
+from test_hub_browser import NOTEBOOK, chromium, instructor_runs, student_hands_in  # noqa: E402, F401
 
 from course.hub import accounts  # noqa: E402
 from tests.hub_fixture import STUDENTS, as_user, course_hub  # noqa: E402
@@ -26,7 +26,7 @@ GRADED_WITHIN_S = 900  # one preview round of unit 06 for two students on two bu
 
 
 @pytest.fixture(scope="module")
-def served_hub(tmp_path_factory):
+def hub(tmp_path_factory):
     chromium_executable()  # skips without a browser, before any account is made
     course_dir = tmp_path_factory.mktemp("hub") / "course"
     course_dir.mkdir()
@@ -34,15 +34,6 @@ def served_hub(tmp_path_factory):
     with course_hub(course_dir, options=("--feedback-service",)) as running:
         instructor_runs(running, "-m", "nbgrader", "release_assignment", RELEASED)
         yield running
-
-
-@pytest.fixture(scope="module")
-def chromium(served_hub):
-    with sync_playwright() as playwright:
-        expect.set_options(timeout=EXPECT_TIMEOUT_MS)
-        browser = playwright.chromium.launch(executable_path=chromium_executable(), headless=True)
-        yield browser
-        browser.close()
 
 
 def submissions(name: str) -> list:
@@ -81,9 +72,9 @@ def fetch_feedback(page, name: str, count: int) -> list:
 
 
 @pytest.mark.heavy  # two preview rounds of unit 06 and a third hub: 3.5-9 min on two busy cores
-def test_feedback_minutes_after_submitting_and_the_quota_message(served_hub, chromium):
-    pages = {name: student_hands_in(chromium, served_hub, name) for name in STUDENTS}
-    wait_for([latest_page(served_hub, name) for name in STUDENTS], GRADED_WITHIN_S, served_hub)
+def test_feedback_minutes_after_submitting_and_the_quota_message(hub, chromium):  # noqa: F811 (its fixture)
+    pages = {name: student_hands_in(chromium, hub, name) for name in STUDENTS}
+    wait_for([latest_page(hub, name) for name in STUDENTS], GRADED_WITHIN_S, hub)
 
     for name, page in pages.items():
         (own,) = fetch_feedback(page, name, 1)
@@ -94,9 +85,7 @@ def test_feedback_minutes_after_submitting_and_the_quota_message(served_hub, chr
     ana, ben = STUDENTS
     refused = as_user(ben, "cat", str(fetch_feedback(pages[ana], ana, 1)[0]))
     assert refused.returncode != 0 and "Permission denied" in refused.stderr, "ben reads ana's feedback"
-    assert not served_hub.course_dir.joinpath("gradebook.db").exists(), (
-        "the preview never writes the gradebook"
-    )
+    assert not hub.course_dir.joinpath("gradebook.db").exists(), "the preview never writes the gradebook"
 
     page = pages[ana]  # a third submission: ana again, over the day's quota of one
     open_nbgrader(page, "nbgrader:open-assignment-list")
@@ -105,7 +94,7 @@ def test_feedback_minutes_after_submitting_and_the_quota_message(served_hub, chr
     while len(submissions(ana)) < 2:  # one list item per assignment: the student's nbgrader cache tells
         assert time.monotonic() < deadline, "the second Submit made no submission"
         time.sleep(1)
-    wait_for([latest_page(served_hub, ana)], 120, served_hub)
+    wait_for([latest_page(hub, ana)], 120, hub)
     first, again = fetch_feedback(page, ana, 2)
     said = again.read_text()
     assert "used today&#x27;s 1 feedback gradings" in said and "次预览反馈已用完" in said, said
