@@ -17,8 +17,10 @@ after the unit's due date (with the student's extension) is graded unless the in
 The queue lives in `<course>/feedback_service/queue/`, one JSON file per student replaced whole at each change
 (`atomic.replace_text`): a submission is recorded when first seen, marked running (its grading charged to the day)
 before its round, done once its feedback is written. A service killed or stopped half-way finds its running
-submissions waiting again when it starts (their feedback was never written, their charge is dropped), and what it
-recorded done is never graded again.
+submissions waiting again when it starts (their feedback was never written, their charge is dropped; one whose
+pages were all written before the kill is done), and what it recorded done is never graded again. At its first
+start, what the sources already hold is old: recorded, never graded. A page is written only where none is: the
+final feedback `nbgrader release_feedback` wrote for a submission is never replaced.
 
 What a student hands in is hostile: an inbound folder is read without following a link (`intake`), its owner must
 be the account it names (or the service's own), its name must be nbgrader's; a file that is not a notebook, a
