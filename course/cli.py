@@ -293,6 +293,51 @@ def build_parser() -> argparse.ArgumentParser:
     add_db_option(feedback)
     feedback.set_defaults(run=lambda args: _feedback().main(_course(args.db), args.units, args.force))
 
+    service = sub.add_parser(
+        "feedback-service",
+        help="提交后几分钟内给出隐藏测试的预览反馈（截止前）/ hidden-test feedback minutes after a student "
+        "hands in, before the deadline",
+    )
+    service.add_argument(
+        "--exchange",
+        metavar="DIR",
+        help="nbgrader 的交换文件夹（Exchange.root）：监视 inbound/，反馈写入 feedback/ / nbgrader's exchange "
+        "(Exchange.root): watches inbound/, writes feedback/",
+    )
+    service.add_argument(
+        "--course-id",
+        default="flash-attention-first-principles",
+        help="交换中的课程 id / the course id in the exchange",
+    )
+    service.add_argument(
+        "--submissions",
+        metavar="DIR",
+        help="不用交换时：<学生>/<单元>/*.ipynb 文件夹，反馈写入 feedback_preview/ / without an exchange: a "
+        "folder of <student>/<unit>/*.ipynb, feedback into feedback_preview/",
+    )
+    add_jobs_option(service)
+    add_ray_option(service)
+    service.add_argument(
+        "--timeout", type=float, help="每个学生每个单元的时限（秒）/ wall-clock seconds per student and unit"
+    )
+    service.add_argument(
+        "--allow-late",
+        action="store_true",
+        help="截止时间（含延期）之后也给反馈 / give feedback after the due date (and extension) too",
+    )
+    service.add_argument(
+        "--once",
+        action="store_true",
+        help="评完等待中的提交后退出（cron 用）/ grade what waits, then exit (for cron)",
+    )
+    service.add_argument(
+        "--poll",
+        type=float,
+        default=2.0,
+        help="查看新提交的间隔（秒）/ seconds between looks for submissions",
+    )
+    service.set_defaults(run=run_feedback_service)
+
     migrate = sub.add_parser(
         "migrate-state",
         help="把检出目录中旧布局的学期文件移到课程文件夹（不覆盖任何文件）/ move a semester's files of the earlier "
@@ -472,6 +517,56 @@ def run_init(args) -> int:
         )
     )
     return 0
+
+
+def run_feedback_service(args) -> int:
+    import signal
+
+    from course.grading import feedback_service, grade
+    from course.judge import sandbox
+    from utils.messages import bilingual
+
+    if not (args.exchange or args.submissions):
+        raise ValueError(
+            bilingual(
+                "给出 --exchange（nbgrader 的交换）或 --submissions（提交文件夹）",
+                "give --exchange (nbgrader's exchange) or --submissions (a submissions folder)",
+            )
+        )
+    if args.jobs is not None and args.jobs < 1:
+        raise ValueError(
+            bilingual(f"--jobs 至少为 1，收到 {args.jobs}", f"--jobs must be at least 1, got {args.jobs}")
+        )
+    if args.ray and not args.jobs:
+        raise ValueError(
+            bilingual(
+                "--ray 需要 --jobs：每轮评多少份（集群同时能评的份数）",
+                "--ray needs --jobs: how many a round grades (what the cluster grades at once)",
+            )
+        )
+    sandbox.choose("auto")  # the same sandbox as `course grade`: a bilingual refusal before anything is taken
+    exchange = feedback_service.Exchange(Path(args.exchange), args.course_id) if args.exchange else None
+    waiting = 1 << 20  # as many as wait: the machine's own bound decides
+    jobs = args.jobs or grade.default_jobs(
+        waiting, grade.cpu_count(), grade.gpu_memory_gib(), grade.gradings_memory_gib()
+    )
+    settings = feedback_service.Settings(
+        exchange,
+        Path(args.submissions) if args.submissions else None,
+        jobs,
+        args.timeout,
+        ray=args.ray,
+        allow_late=args.allow_late,
+    )
+
+    def stop(*_):
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, stop)  # stopped like Ctrl-C: what was running is graded at the next start
+    grade.no_world_writable()
+    service = feedback_service.Service(_course(), settings)
+    feedback_service.say(f"反馈服务已启动：每轮 {jobs} 份", f"feedback service started: {jobs} a round")
+    return feedback_service.run(service, args.once, args.poll)
 
 
 def run_migrate_state(args) -> int:

@@ -74,6 +74,7 @@ class Hub:
     hub_dir: Path
     course_dir: Path
     process: subprocess.Popen | None = None
+    options: tuple[str, ...] = ()  # more of `course.hub`'s options
 
     @property
     def url(self) -> str:
@@ -86,7 +87,9 @@ class Hub:
 
     def start(self) -> None:
         log = (self.hub_dir.parent / f"{self.hub_dir.name}.log").open("a")
-        self.process = subprocess.Popen(self.command(), cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
+        self.process = subprocess.Popen(
+            self.command(*self.options), cwd=ROOT, stdout=log, stderr=subprocess.STDOUT
+        )
         deadline = time.monotonic() + START_TIMEOUT_S
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
@@ -145,15 +148,16 @@ def remove_accounts(names: list[str]) -> None:
 
 
 @contextlib.contextmanager
-def course_hub(course_dir: Path, students: list[str] = STUDENTS):
-    """A hub for `students` (a roster in `course_dir`), started; stopped and its accounts removed on exit."""
+def course_hub(course_dir: Path, students: list[str] = STUDENTS, options: tuple[str, ...] = ()):
+    """A hub for `students` (a roster in `course_dir`) started with `options`; stopped and its accounts removed on
+    exit."""
     reason = hub_skip_reason()
     if reason:
         pytest.skip(reason)
     course_dir.mkdir(parents=True, exist_ok=True)
     (course_dir / "roster.csv").write_text("student_id\n" + "".join(f"{s}\n" for s in students))
     hub_dir = Path(tempfile.mkdtemp(prefix="flash-hub-test-"))  # under /tmp: students must reach its exchange
-    hub = Hub(free_ports(3), hub_dir, course_dir)
+    hub = Hub(free_ports(3), hub_dir, course_dir, options=options)
     checkout_mode = ROOT.stat().st_mode  # the hub closes it to other accounts: given back after
     try:
         hub.start()

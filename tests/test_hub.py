@@ -3,12 +3,14 @@ its own files, passwords are set on first login and kept across a restart, the s
 `course` package and cannot reach the checkout, Ctrl-C stops the hub and its proxy, and a port in use or a
 missing proxy is a clear bilingual error. The browser walk-through is tests/browser/test_hub_browser.py."""
 
+import hashlib
 import os
 import shutil
 import socket
 import stat
 import subprocess
 import sys
+import time
 
 import pytest
 from hub_fixture import ROOT, STUDENTS, as_user, course_hub, free_ports, hub_skip_reason, listening
@@ -20,7 +22,7 @@ ANA, BEN = STUDENTS
 
 @pytest.fixture(scope="module")
 def hub(tmp_path_factory):
-    with course_hub(tmp_path_factory.mktemp("hub") / "course") as running:
+    with course_hub(tmp_path_factory.mktemp("hub") / "course", options=("--feedback-service",)) as running:
         yield running
 
 
@@ -131,3 +133,33 @@ def test_no_npm_is_a_bilingual_error(tmp_path):
     )
     assert run.returncode == 1
     assert "找不到 npm" in run.stderr and "no npm" in run.stderr, run.stderr
+
+
+def test_the_feedback_service_beside_the_hub_answers_each_student_in_their_own_feedback(hub):
+    """`--feedback-service`: the service runs as the instructor on the hub's exchange; a student's submission of
+    an unknown unit, and one handed in under a classmate's name, each get their page in the exchange's feedback
+    folder, readable by the student who holds the submission's secret (no grading: both are refused)."""
+    course = hub.hub_dir / "exchange" / "flash-attention-first-principles"
+    inbound = course / "inbound"
+    inbound.mkdir(mode=0o733, exist_ok=True)  # as nbgrader's release_assignment makes it
+    inbound.chmod(0o733)
+    pages = {}
+    for who, named in ((ANA, ANA), (BEN, ANA)):
+        folder = inbound / f"{named}+99_nope+2026-03-06 10:00:00.000000 UTC+{who}"
+        secret = os.urandom(16).hex()
+        script = (
+            f'mkdir "{folder}" && echo {{}} > "{folder}/x.ipynb"'
+            f' && printf {secret} > "{folder}/submission_secret.txt" && chmod 777 "{folder}"'
+        )
+        made = as_user(who, "sh", "-c", script)
+        assert made.returncode == 0, made.stderr
+        pages[who] = course / "feedback" / f"{hashlib.md5((secret + 'x').encode()).hexdigest()}.html"
+    deadline = time.monotonic() + 90
+    while not all(page.exists() for page in pages.values()):
+        assert time.monotonic() < deadline, hub.log()[-3000:]
+        time.sleep(1)
+    ana = as_user(ANA, "cat", str(pages[ANA]))
+    assert ana.returncode == 0 and "unknown unit 99_nope" in ana.stdout
+    ben = as_user(BEN, "cat", str(pages[BEN]))
+    assert ben.returncode == 0 and f"under {ANA}&#x27;s name by another account ({BEN})" in ben.stdout
+    assert as_user(ANA, "ls", str(course / "feedback")).returncode != 0, "the feedback folder is not listable"

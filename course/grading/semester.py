@@ -19,6 +19,9 @@ grace_minutes = 10           # submissions this close after the due date are on 
 [extensions.alice]           # one student: a unit's new due date, or a number of days added to it
 "01" = 2026-03-09T23:59:00
 "02" = 2
+
+[feedback]                   # the feedback service (course/grading/feedback_service.py)
+per_day = 5                  # feedback gradings per student and unit per day, in the semester's zone (default 5)
 ```
 
 Every setting is checked before anything is graded (and by `python -m course check`): a mistake is a
@@ -144,6 +147,7 @@ class Policy:
     max_penalty: float = 1.0
     grace: dt.timedelta = dt.timedelta(0)
     zone: dt.tzinfo = dt.UTC  # of times written without an offset
+    feedback_per_day: int = 5  # the feedback service's gradings per student and unit per day
 
     def due_for(self, student: str, unit: str) -> dt.datetime | None:
         return self.extensions.get((student, unit), self.due.get(unit))
@@ -158,8 +162,9 @@ class Policy:
 
 
 KNOWN_KEYS = {
-    "": ("timezone", "late", "due", "extensions"),
+    "": ("timezone", "late", "due", "extensions", "feedback"),
     "late": ("penalty_per_day", "max_penalty", "grace_minutes"),
+    "feedback": ("per_day",),
 }
 FORMAT_FIX = (
     "格式见 course/grading/semester.py 开头",
@@ -262,6 +267,20 @@ class SemesterFile:
                 ("写分钟数，如 10", "write minutes, e.g. 10"),
             )
         return dt.timedelta(minutes=value)
+
+    def feedback_per_day(self) -> int:
+        value = self.table("feedback").get("per_day", Policy.feedback_per_day)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise self.error(
+                "feedback",
+                "per_day",
+                (
+                    f"per_day = {value!r} 不是至少为 1 的整数",
+                    f"per_day = {value!r} is not a whole number of at least 1",
+                ),
+                ("写每天的次数，如 5", "write gradings a day, e.g. 5"),
+            )
+        return value
 
     def unit(self, table: str, name: str) -> str:
         try:
@@ -372,6 +391,7 @@ class SemesterFile:
     def policy(self) -> Policy:
         self.known_keys("", self.data)
         self.known_keys("late", self.table("late"))
+        self.known_keys("feedback", self.table("feedback"))
         zone = self.zone()
         due = self.due(zone)
         return Policy(
@@ -381,6 +401,7 @@ class SemesterFile:
             self.fraction("max_penalty", 1.0),
             self.grace(),
             zone,
+            self.feedback_per_day(),
         )
 
 

@@ -21,6 +21,7 @@ from utils.messages import bilingual
 
 COURSE_ID = "flash-attention-first-principles"
 HUB_ENV = "FLASH_HUB_DIR"
+FEEDBACK_ENV = "FLASH_FEEDBACK_SERVICE"  # "1": start the feedback service beside the hub
 DEFAULT_HUB_DIR = "/srv/flash-attention-hub"
 PROXY = ROOT / "course" / "hub" / "node_modules" / ".bin" / "configurable-http-proxy"
 
@@ -57,6 +58,13 @@ def parse(argv: list[str]) -> argparse.Namespace:
         "the checkout's owner, whose Unix account runs the instructor's server)",
     )
     parser.add_argument("--proxy", default=str(PROXY), help="configurable-http-proxy (npm)")
+    parser.add_argument(
+        "--feedback-service",
+        action="store_true",
+        default=os.environ.get(FEEDBACK_ENV) == "1",
+        help="在 Hub 旁以教师账户运行反馈服务：提交后几分钟内给出预览反馈（指南 8.12）/ run the feedback service "
+        f"beside the hub as the instructor: feedback minutes after a submission (guide 8.12; or {FEEDBACK_ENV}=1)",
+    )
     parser.add_argument(
         "--reset-password",
         metavar="NAME",
@@ -211,6 +219,26 @@ def prepare(args: argparse.Namespace) -> dict:
         course_python=sys.executable,
         student_python=str(student_python),
         instructor_config=str(instructor_config),
+        exchange=str(exchange),
+        feedback_service=args.feedback_service,
+    )
+
+
+def feedback_service(settings: dict) -> subprocess.Popen:
+    """`python -m course feedback-service` on the hub's exchange, as the instructor (whose `course grade` it is),
+    in the course folder; it stops with the hub."""
+    home = accounts.home_of(settings["instructor"])
+    found = os.stat(home)
+    return subprocess.Popen(
+        [sys.executable, "-m", "course", "feedback-service", "--exchange", settings["exchange"]]
+        + ["--course-id", COURSE_ID],
+        cwd=ROOT,
+        user=found.st_uid,
+        group=found.st_gid,
+        extra_groups=[],
+        env=dict(
+            os.environ, HOME=str(home), USER=settings["instructor"], FLASH_COURSE_DIR=settings["course_dir"]
+        ),
     )
 
 
@@ -224,7 +252,13 @@ def run(settings: dict) -> int:
         cwd=settings["hub_dir"],
         env=dict(os.environ, FLASH_HUB_SETTINGS=str(path)),
     )
-    stop = lambda *_: hub.send_signal(signal.SIGTERM)  # noqa: E731
+    service = feedback_service(settings) if settings.get("feedback_service") else None
+
+    def stop(*_):
+        hub.send_signal(signal.SIGTERM)
+        if service is not None:
+            service.send_signal(signal.SIGTERM)  # what it was grading waits for its next start
+
     signal.signal(signal.SIGINT, stop)
     signal.signal(signal.SIGTERM, stop)
     print(
@@ -234,7 +268,11 @@ def run(settings: dict) -> int:
         ),
         flush=True,
     )
-    return hub.wait()
+    status = hub.wait()
+    if service is not None:
+        service.send_signal(signal.SIGTERM)
+        service.wait()
+    return status
 
 
 def reset_password(hub: Path, name: str, instructor: str) -> int:
