@@ -22,6 +22,14 @@ from course.grading import grade, gradebook_db, lms, submissions, worker
 from course.layout import COURSE, Course
 
 
+def regrade_request(reason: str) -> argparse.Namespace:
+    """`course regrade alice 01 --reason REASON` as the parser gives it to `run_regrade`."""
+    return argparse.Namespace(
+        student="alice", unit="01", reason=reason, outcome="", timeout=None, db=None, ray=None,
+        allow_weaker_sandbox=False,
+    )  # fmt: skip
+
+
 def gradebook_url(course: Course) -> str:
     return f"sqlite:///{course.gradebook}"
 
@@ -217,16 +225,7 @@ def test_hand_grades_survive_a_regrade_a_later_run_and_the_export(tmp_path, monk
     assert exported(course, tmp_path) == expected_export
 
     monkeypatch.setattr(cli, "_course", lambda db=None: course)
-    request = argparse.Namespace(
-        student="alice",
-        unit="01",
-        reason="the seed",
-        outcome="",
-        timeout=None,
-        db=None,
-        ray=None,
-        allow_weaker_sandbox=False,
-    )
+    request = regrade_request("the seed")
     assert cli.run_regrade(request) == 0
     assert graded_times(course) == 2  # graded again (a narrowed run appends to the log)
     assert gradebook_state(course) == by_hand
@@ -285,16 +284,7 @@ def test_the_regrade_log_tells_the_judges_change_from_a_hand_change(tmp_path, mo
         return stand_in
 
     monkeypatch.setattr(cli, "_course", lambda db=None: course)
-    request = argparse.Namespace(
-        student="alice",
-        unit="01",
-        reason="r",
-        outcome="",
-        timeout=None,
-        db=None,
-        ray=None,
-        allow_weaker_sandbox=False,
-    )
+    request = regrade_request("r")
     monkeypatch.setattr(grade, "grade", regrading(4.0, "11.5"))  # the judge gives what it gave
     assert cli.run_regrade(request) == 0
     monkeypatch.setattr(grade, "grade", regrading(1.0, "8.5"))  # the judge now takes 3 points off

@@ -304,6 +304,17 @@ def test_no_launcher_shows_the_host_in_the_sandbox(grader, monkeypatch):
     assert seen and shown == {} and environments == {}
 
 
+def sandboxed_by_an_unprivileged_grader(mechanism: str, script: str, monkeypatch):
+    """`sandboxed` as a grader that is not root starts it: the grader's own uid owns the working copy."""
+    work = sandbox.workspace(owner=0)
+    monkeypatch.setattr(sandbox.os, "geteuid", lambda: 1000)
+    try:
+        return sandboxed(mechanism, script, work=work)
+    finally:
+        monkeypatch.undo()
+        sandbox.remove_workspace(work)
+
+
 TRACE_THE_REAPER = """
 import ctypes, json, os
 libc = ctypes.CDLL(None, use_errno=True)
@@ -322,14 +333,7 @@ print(json.dumps(attached))
     "its memory (the mount options: the host paths that mountinfo shows too; no secret, its environment is empty)"
 )
 def test_an_unprivileged_graders_reaper_cannot_be_traced(monkeypatch):
-    work = sandbox.workspace(owner=0)  # the grader's own uid owns it all, as for a grader that is not root
-    monkeypatch.setattr(sandbox.os, "geteuid", lambda: 1000)
-    try:
-        attached = sandboxed("bubblewrap", TRACE_THE_REAPER, work=work)
-    finally:
-        monkeypatch.undo()
-        sandbox.remove_workspace(work)
-    assert attached is False
+    assert sandboxed_by_an_unprivileged_grader("bubblewrap", TRACE_THE_REAPER, monkeypatch) is False
 
 
 @pytest.mark.parametrize("mechanism", ["namespaces"])
@@ -1516,11 +1520,6 @@ def test_the_unprivileged_fallbacks_working_copy_is_read_only_but_its_writable_f
     """The same through the fallback as a grader that is not root starts it (a user namespace of its own, whose
     mounts are locked), which CI, running as root, never takes otherwise (here its processes are root's, so only
     the working copy's mounts stop them)."""
-    work = sandbox.workspace(owner=0)  # the grader's own uid owns it all, as for a grader that is not root
-    monkeypatch.setattr(sandbox.os, "geteuid", lambda: 1000)
-    try:
-        done = sandboxed("namespaces", WORKING_COPY_WRITES, work=work)
-    finally:
-        monkeypatch.undo()
-        sandbox.remove_workspace(work)
-    assert done == ["home/mine"]
+    assert sandboxed_by_an_unprivileged_grader("namespaces", WORKING_COPY_WRITES, monkeypatch) == [
+        "home/mine"
+    ]
