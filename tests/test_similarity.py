@@ -5,8 +5,10 @@ of each pair's code. The class is checked without being graded (no notebook runs
 
 import base64
 import codecs
+import importlib.util
 import marshal
 import shutil
+import zipfile
 import zlib
 
 from pipeline_fixture import FIXTURE, FIXTURE_COURSE, UNIT
@@ -33,6 +35,13 @@ DYNAMIC = {  # the published answer, run from a string no text comparison reads
     "marshal": f"import marshal\nexec(marshal.loads({marshal.dumps(compile(PUBLISHED, 'x', 'exec'))!r}))",
     "an IPython magic": f'%time exec(__import__("zlib").decompress(__import__("base64").b64decode("{PACKED}")))',
     "codecs": f"import codecs\nexec(codecs.decode({codecs.encode(PUBLISHED, 'rot13')!r}, 'rot13'))",
+    # The red team's (2026-11-29): builtins reached without naming them, exec by a computed name
+    "a builtin's __self__": f'getattr(print.__self__, "cexe"[::-1])({PUBLISHED[::-1]!r}[::-1])',
+    "a module's __builtins__ by key": f'import math\nvars(math)["__builtins__"]["ex" + "ec"]({PUBLISHED[::-1]!r}[::-1])',
+    "a function's __globals__": (
+        f'_b = (lambda: 0).__globals__.get("__buil" + "tins__")\ngetattr(_b, "cexe"[::-1])({PUBLISHED[::-1]!r}[::-1])'
+    ),
+    "runpy": 'import runpy\nglobals().update(runpy.run_path("notes.txt"))',
 }
 
 
@@ -119,3 +128,26 @@ def test_a_python_file_handed_in_beside_the_notebook_is_compared(tmp_path):
     helper.write_text("import math\n\n\n" + PUBLISHED + "\n", encoding="utf-8")
     course = check_class(tmp_path, {"gus_honest": GUS_LSE, "mallory": "from helper import logsumexp"}, 0.6)
     assert "the reference solution (solution_cells.py)" in flags(course)["mallory"], flags(course)
+
+
+def test_a_compiled_file_or_a_zip_handed_in_beside_the_notebook_is_flagged(tmp_path):
+    """Python imports helper.pyc (no source beside it) and modules from a zip put on sys.path, whatever its name:
+    the check cannot read either, so the submission is flagged for review (before: unflagged, the cell a plain
+    import matching nothing)."""
+    for student in ("mallory", "eve"):
+        (tmp_path / "class" / student / UNIT).mkdir(parents=True)
+    compiled = (
+        importlib.util.MAGIC_NUMBER + bytes(12) + marshal.dumps(compile(PUBLISHED, "helper.py", "exec"))
+    )
+    (tmp_path / "class" / "mallory" / UNIT / "helper.pyc").write_bytes(compiled)
+    with zipfile.ZipFile(tmp_path / "class" / "eve" / UNIT / "notes.txt", "w") as archive:
+        archive.writestr("helper.py", PUBLISHED)
+    answers = {
+        "gus_honest": GUS_LSE,
+        "mallory": "from helper import logsumexp",
+        "eve": 'import sys\nsys.path.insert(0, "notes.txt")\nfrom helper import logsumexp',
+    }
+    found = flags(check_class(tmp_path, answers))
+    assert "gus_honest" not in found
+    assert "helper.pyc" in found["mallory"] and "review" in found["mallory"], found
+    assert "notes.txt" in found["eve"] and "review" in found["eve"], found
