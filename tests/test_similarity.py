@@ -151,3 +151,22 @@ def test_a_compiled_file_or_a_zip_handed_in_beside_the_notebook_is_flagged(tmp_p
     assert "gus_honest" not in found
     assert "helper.pyc" in found["mallory"] and "review" in found["mallory"], found
     assert "notes.txt" in found["eve"] and "review" in found["eve"], found
+
+
+def test_a_python_file_in_another_source_encoding_is_compared_as_python_reads_it(tmp_path):
+    """The published answer in helper.py declared `# coding: utf-7`, its letters written as UTF-7's base64 runs:
+    Python runs it as the answer; the check read its bytes as UTF-8 (`+AGQ-+AGU-+AGY- …`), matching nothing. It now
+    decodes the file as Python does (before: unflagged)."""
+    helper = tmp_path / "class" / "mallory" / UNIT / "helper.py"
+    helper.parent.mkdir(parents=True)
+    source = "import math\n\n\n" + PUBLISHED + "\n"
+    hidden = "".join(
+        f"+{base64.b64encode(c.encode('utf-16-be')).decode().rstrip('=')}-"
+        if c.isalpha()
+        else c.replace("+", "+-")
+        for c in source
+    )
+    helper.write_bytes(b"# coding: utf-7\n" + hidden.encode())
+    assert helper.read_bytes().decode("utf-7").endswith(source)
+    course = check_class(tmp_path, {"gus_honest": GUS_LSE, "mallory": "from helper import logsumexp"}, 0.6)
+    assert "the reference solution (solution_cells.py)" in flags(course).get("mallory", ""), flags(course)

@@ -17,9 +17,11 @@ import ast
 import csv
 import hashlib
 import html
+import io
 import json
 import re
 import shutil
+import tokenize
 import zipfile
 from collections import Counter
 from dataclasses import dataclass
@@ -97,8 +99,19 @@ def student_cells(course: Course, folder: Path, student: str, unit: str) -> list
     for path in sorted(handed_in.rglob("*.py")):
         if path.is_file() and not path.is_symlink():
             name = visible(path.relative_to(handed_in).as_posix())
-            found.append((name, "", path.read_text(encoding="utf-8", errors="replace")))
+            found.append((name, "", python_text(path)))
     return found
+
+
+def python_text(path: Path) -> str:
+    """A Python file's text as Python reads it: in the encoding its first lines declare (`# coding: utf-7` hides
+    the letters from a reader of UTF-8), else UTF-8."""
+    data = path.read_bytes()
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+        return data.decode(encoding, errors="replace")
+    except (SyntaxError, LookupError):  # an encoding Python refuses: the file does not run
+        return data.decode("utf-8", errors="replace")
 
 
 def student_code(course: Course, folder: Path, student: str, unit: str) -> str:
