@@ -11,6 +11,7 @@ import shutil
 import zipfile
 import zlib
 
+import pytest
 from pipeline_fixture import FIXTURE, FIXTURE_COURSE, UNIT
 from test_class_review import GUS_LSE
 
@@ -42,6 +43,10 @@ DYNAMIC = {  # the published answer, run from a string no text comparison reads
         f'_b = (lambda: 0).__globals__.get("__buil" + "tins__")\ngetattr(_b, "cexe"[::-1])({PUBLISHED[::-1]!r}[::-1])'
     ),
     "runpy": 'import runpy\nglobals().update(runpy.run_path("notes.txt"))',
+    "torch.load of a pickle": 'import torch\nlogsumexp = torch.load("weights.bin", weights_only=False)',
+    "numpy's load of a pickle": 'import numpy as np\nlogsumexp = np.load("table.bin", allow_pickle=True).item()',
+    "a callable let into torch.load": "import torch\ntorch.serialization.add_safe_globals([type(lambda: 0)])",
+    "torch.load with a pickle module": 'import torch, copyreg\nlogsumexp = torch.load("w.bin", pickle_module=copyreg)',
 }
 
 
@@ -170,3 +175,24 @@ def test_a_python_file_in_another_source_encoding_is_compared_as_python_reads_it
     assert helper.read_bytes().decode("utf-7").endswith(source)
     course = check_class(tmp_path, {"gus_honest": GUS_LSE, "mallory": "from helper import logsumexp"}, 0.6)
     assert "the reference solution (solution_cells.py)" in flags(course).get("mallory", ""), flags(course)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="open hole (red team 2026-11-29): the run-time-code check reads names, a deny-list; torch.load unpickles "
+    "(runs what the file names) once an environment variable, named by a computed string, says so. Fix: flag from "
+    "the judge's child as it runs (sys.addaudithook: exec, compile, marshal.loads, pickle.find_class, an import "
+    "of a file the check did not read), not from the text",
+)
+def test_torch_load_told_to_unpickle_by_the_environment_is_flagged(tmp_path):
+    """The published answer pickled beside the notebook (torch.save's legacy format: no zip), loaded by the
+    solution cell after `os.environ.update({"TORCH_FORCE_NO_" + "WEIGHTS_ONLY_LOAD": "1"})`: torch.load then
+    unpickles it whatever its default (tried by hand with torch 2.13), and the check sees two assignments of plain
+    calls; the judge's own scan flags nothing either."""
+    cell = (
+        "import os, torch\n"
+        '_ = os.environ.update({"TORCH_FORCE_NO_" + "WEIGHTS_ONLY_LOAD": "1"})\n'
+        'logsumexp = torch.load("w.bin")'
+    )
+    found = flags(check_class(tmp_path, {"gus_honest": GUS_LSE, "mallory": cell}))
+    assert "mallory" in found, found

@@ -56,7 +56,10 @@ RUN_TIME_CODE = {name: name for name in RUN_TIME_NAMES} | {  # {name in the code
     "__self__": "builtins",  # print.__self__ is the builtins module
     "__globals__": "builtins",  # f.__globals__["__builtins__"]
     "__subclasses__": "builtins",  # ().__class__.__base__.__subclasses__(): every class, their modules
+    "add_safe_globals": "pickle",  # lets torch.load's unpickler call what it names
+    "safe_globals": "pickle",
 }
+UNPICKLING = {"weights_only": True, "allow_pickle": False}  # torch.load's, numpy's load: unpickles unless so
 LOOKUPS = {  # calls that look an attribute up by the name they are passed: {function: the names' arguments}
     "getattr": slice(1, 2),
     "attrgetter": slice(None),
@@ -149,7 +152,8 @@ def made_at_run_time(source: str) -> set[str]:
 
 def computed_names(code: str) -> set[str]:
     """What `code` looks up by a name no reader sees: an attribute by a computed name (`getattr(m, "cexe"[::-1])`),
-    an item named like RUN_TIME_CODE (`vars(math)["__builtins__"]`)."""
+    an item named like RUN_TIME_CODE (`vars(math)["__builtins__"]`); and a load that unpickles (runs what the file
+    names: `torch.load(p, weights_only=False)`, `np.load(p, allow_pickle=True)`)."""
     found = set()
     for node in ast.walk(parsed(code) or ast.Module(body=[], type_ignores=[])):
         function = getattr(node, "func", None)
@@ -158,6 +162,11 @@ def computed_names(code: str) -> set[str]:
             found.add(COMPUTED)
         if isinstance(node, ast.Subscript) and (key := _string(node.slice)) in RUN_TIME_CODE:
             found.add(RUN_TIME_CODE[key])
+        if isinstance(node, ast.keyword) and node.arg in UNPICKLING:
+            if not (isinstance(node.value, ast.Constant) and node.value.value is UNPICKLING[node.arg]):
+                found.add("pickle")
+        if isinstance(node, ast.keyword) and node.arg == "pickle_module":  # torch.load then unpickles
+            found.add("pickle")
     return found
 
 
