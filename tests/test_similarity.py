@@ -46,6 +46,10 @@ DYNAMIC = {  # the published answer, run from a string no text comparison reads
     "torch.load of a pickle": 'import torch\nlogsumexp = torch.load("weights.bin", weights_only=False)',
     "numpy's load of a pickle": 'import numpy as np\nlogsumexp = np.load("table.bin", allow_pickle=True).item()',
     "a callable let into torch.load": "import torch\ntorch.serialization.add_safe_globals([type(lambda: 0)])",
+    "a module's loader running a text file": (
+        'import numpy as np\nlogsumexp = type(np.__loader__)("h", "notes.txt").load_module().logsumexp'
+    ),
+    "imp": 'import imp\nlogsumexp = imp.load_source("h", "notes.txt").logsumexp',
     "torch.load with a pickle module": 'import torch, copyreg\nlogsumexp = torch.load("w.bin", pickle_module=copyreg)',
 }
 

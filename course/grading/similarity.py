@@ -45,6 +45,14 @@ RUN_TIME_NAMES = (  # names that make code at run time from data: what a packed 
     *("compile", "exec", "eval", "__import__", "importlib", "marshal", "pickle", "dill", "builtins"),
     *("zlib", "base64", "binascii", "codecs", "bz2", "lzma", "gzip"),  # unpacking the string
     "runpy",  # runs a file of any name, which the check does not read
+    *(
+        "imp",
+        "load_source",
+        "load_module",
+        "exec_module",
+        "get_code",
+        "source_to_code",
+    ),  # so does a module loader
 )
 RUN_TIME_CODE = {name: name for name in RUN_TIME_NAMES} | {  # {name in the code: as the reason names it}
     "__builtins__": "builtins",
