@@ -200,3 +200,19 @@ def test_torch_load_told_to_unpickle_by_the_environment_is_flagged(tmp_path):
     )
     found = flags(check_class(tmp_path, {"gus_honest": GUS_LSE, "mallory": cell}))
     assert "mallory" in found, found
+
+
+def test_the_reason_names_a_few_places_however_many_there_are(tmp_path):
+    """1,000 files handed in that each run code at run time (500 `.py` of `exec`, 500 `.pyc`), their names 200
+    characters long: the reason (a cell of grades.csv, an entry of flags.json) named every one, some 400 KB in one
+    cell (a spreadsheet shows 32,767 characters); it now names REASON_PLACES of them and counts the rest."""
+    folder = tmp_path / "class" / "mallory" / UNIT
+    folder.mkdir(parents=True)
+    for i in range(500):
+        (folder / f"{'x' * 190}{i:04}.py").write_text("exec('x = 1')\n", encoding="utf-8")
+        (folder / f"{'y' * 190}{i:04}.pyc").write_bytes(b"")
+    reasons = flags(check_class(tmp_path, {"gus_honest": GUS_LSE, "mallory": "from helper import logsumexp"}))
+    assert "code made at run time" in reasons["mallory"] and "995 more" in reasons["mallory"], reasons[
+        "mallory"
+    ][-300:]
+    assert len(reasons["mallory"]) < 4000

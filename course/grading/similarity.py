@@ -76,6 +76,9 @@ LOOKUPS = {  # calls that look an attribute up by the name they are passed: {fun
 }
 COMPUTED = "an attribute looked up by a computed name"
 UNREAD = "compiled code or a zip archive, not read"
+REASON_PLACES = (
+    5  # cells or files a reason names (one student's 1,000 files made a 400 KB cell of grades.csv)
+)
 QUOTED = 20_000  # characters of one student's (or reference's) code the report quotes in one pair
 PAIRS_QUOTED = 5  # pairs the report quotes for one student, the closest first (the flags count them all)
 # A line IPython runs as a magic or shell command (`%time f()`, `x = !ls`): the text it runs after the name
@@ -205,7 +208,11 @@ def run_time_reason(cells: list[tuple[str, str, str]], unread: list[str] = ()) -
     ] + [(name, "", UNREAD) for name in unread]
     if not found:
         return None
-    where = "; ".join(f"{notebook} {gid}: {names}" for notebook, gid, names in found)
+    where = "; ".join(
+        f"{f'{notebook} {gid}'.strip()}: {names}" for notebook, gid, names in found[:REASON_PLACES]
+    )
+    if len(found) > REASON_PLACES:
+        where += f"; {len(found) - REASON_PLACES} more"
     return bilingual(
         f"相似度：代码在运行时生成要执行的代码（{where}），它执行的内容不在比较之内，请复核",
         f"similarity: code made at run time ({where}): what it runs is not compared; review it",
