@@ -13,7 +13,7 @@ import zlib
 
 import pytest
 from pipeline_fixture import FIXTURE, FIXTURE_COURSE, UNIT
-from test_class_review import GUS_LSE
+from test_class_review import EVE_LSE, GUS_LSE
 
 from course import notebooks
 from course.grading import similarity, submissions
@@ -216,3 +216,18 @@ def test_the_reason_names_a_few_places_however_many_there_are(tmp_path):
         "mallory"
     ][-300:]
     assert len(reasons["mallory"]) < 4000
+
+
+def test_the_published_answer_diluted_by_unused_code_is_flagged(tmp_path):
+    """The published answer followed by forty unused helper functions (5 KB): the share of her code that matches
+    the reference fell to a few percent, under every threshold, and she was not flagged; the share of the
+    reference found in her code is 100 %, and it now counts. Gus and Eve, who wrote their own, stay unflagged."""
+    junk = "\n".join(
+        f"def _helper_{i}(a, b):\n    total = a * {i} + b\n    for k in range({i + 2}):\n"
+        f"        total = (total ^ k) % {97 + i}\n    return [total] * {i + 1}\n"
+        for i in range(40)
+    )
+    answers = {"gus_honest": GUS_LSE, "eve_own": EVE_LSE, "diluted": PUBLISHED + "\n\n" + junk}
+    found = flags(check_class(tmp_path, answers))
+    assert "reference solution (solution_cells.py) 100%" in found.get("diluted", ""), found
+    assert set(found) == {"diluted"}, found

@@ -245,7 +245,7 @@ class Match:
 
     student: str
     other: str  # a student, or "reference: <file>"
-    share: float  # of the student's code (for two students: the larger of the two shares)
+    share: float  # of the student's code or of the other's found in it, the larger
 
     def names(self) -> tuple[str, str]:
         """Whom it matches, and how much (zh, en)."""
@@ -404,10 +404,9 @@ def matches(detector, threshold: float) -> list[Match]:
     for i, test in enumerate(map(Path, detector.test_files)):
         for j, ref in enumerate(map(Path, detector.ref_files)):
             mine, theirs = detector.similarity_matrix[i, j]
-            if ref.parent.name == "students":
-                other, share = ref.stem, max(mine, theirs)
-            else:
-                other, share = f"reference: {ref.name}", mine
+            # the larger share: a copy followed by unused code of her own is a small share of hers, all of theirs
+            other = ref.stem if ref.parent.name == "students" else f"reference: {ref.name}"
+            share = max(mine, theirs)
             if mine >= 0 and share >= threshold:
                 found.append(Match(test.stem, other, float(share)))
     return sorted(found, key=lambda m: (m.student, -m.share, m.other))
