@@ -231,3 +231,19 @@ def test_the_published_answer_diluted_by_unused_code_is_flagged(tmp_path):
     found = flags(check_class(tmp_path, answers))
     assert "reference solution (solution_cells.py) 100%" in found.get("diluted", ""), found
     assert set(found) == {"diluted"}, found
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="open hole (red team 2026-11-29): one student's code is lexed whole, ~27 µs a character for some tokens "
+    "('x' + '.x' * 10**6: 54 s here), so 32 MiB of such Python beside a notebook holds the class's check ~15 min. "
+    "Fix: leave code over a bound (1 MiB; honest code is under 100 KB) out of the comparison and flag it for review",
+)
+def test_code_too_long_to_compare_is_flagged_instead_of_compared(tmp_path):
+    """1.1 MB of Python beside the notebook (digits here, which lex fast: the costly tokens take a minute for
+    2 MB) is compared whole; a bounded check would flag it for review without lexing it."""
+    helper = tmp_path / "class" / "mallory" / UNIT / "helper.py"
+    helper.parent.mkdir(parents=True)
+    helper.write_text("x = " + "1" * 1_100_000 + "\n", encoding="utf-8")
+    found = flags(check_class(tmp_path, {"gus_honest": GUS_LSE, "mallory": PUBLISHED}))
+    assert "too long" in found.get("mallory", ""), found
