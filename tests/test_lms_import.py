@@ -330,3 +330,27 @@ def test_a_malformed_lms_record_is_refused_and_nothing_is_placed(course, tmp_pat
         lms_import.import_zip(course, download, UNIT, into, course.root / "roster.csv", records=records)
     assert str(tmp_path / name) in str(caught.value) and "改法" in str(caught.value)
     assert not into.exists()
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="open hole (red team 2026-11-29): a Moodle download is matched to the roster by the participant's name "
+    "alone, which Moodle may let a student edit; one renamed exactly as a classmate who has not submitted is placed "
+    "as that classmate. Fix: read the grading worksheet's Identifier -> Email address and match the roster's email",
+)
+def test_a_moodle_student_renamed_as_a_classmate_is_not_placed_as_them(course, tmp_path):
+    """Mallory (participant 3399, mallory@…) renames herself "Alice Li" in Moodle before Alice submits: the grading
+    worksheet, given with the download, says whose participant 3399 is; her notebook must not become Alice's."""
+    (course.root / "roster.csv").write_text(
+        "student_id,name,email\nalice,Alice Li,alice@uni.example.edu\nmallory,Mallory Ng,mallory@uni.example.edu\n",
+        encoding="utf-8",
+    )
+    worksheet = tmp_path / "worksheet.csv"
+    worksheet.write_text(
+        'Identifier,"Full name","Email address","Last modified (submission)"\n'
+        '"Participant 3399","Alice Li",mallory@uni.example.edu,"Friday, 6 March 2026, 9:15 PM"\n',
+        encoding="utf-8",
+    )
+    members = {"Alice Li_3399_assignsubmission_file_/softmax.ipynb": notebook("mallory")}
+    into = import_with_times(course, tmp_path, members, str(worksheet))
+    assert not (into / "alice").exists()

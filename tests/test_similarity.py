@@ -5,12 +5,15 @@ of each pair's code. The class is checked without being graded (no notebook runs
 
 import base64
 import codecs
+import importlib.util
 import marshal
 import shutil
+import zipfile
 import zlib
 
+import pytest
 from pipeline_fixture import FIXTURE, FIXTURE_COURSE, UNIT
-from test_class_review import GUS_LSE
+from test_class_review import EVE_LSE, GUS_LSE
 
 from course import notebooks
 from course.grading import similarity, submissions
@@ -33,6 +36,21 @@ DYNAMIC = {  # the published answer, run from a string no text comparison reads
     "marshal": f"import marshal\nexec(marshal.loads({marshal.dumps(compile(PUBLISHED, 'x', 'exec'))!r}))",
     "an IPython magic": f'%time exec(__import__("zlib").decompress(__import__("base64").b64decode("{PACKED}")))',
     "codecs": f"import codecs\nexec(codecs.decode({codecs.encode(PUBLISHED, 'rot13')!r}, 'rot13'))",
+    # The red team's (2026-11-29): builtins reached without naming them, exec by a computed name
+    "a builtin's __self__": f'getattr(print.__self__, "cexe"[::-1])({PUBLISHED[::-1]!r}[::-1])',
+    "a module's __builtins__ by key": f'import math\nvars(math)["__builtins__"]["ex" + "ec"]({PUBLISHED[::-1]!r}[::-1])',
+    "a function's __globals__": (
+        f'_b = (lambda: 0).__globals__.get("__buil" + "tins__")\ngetattr(_b, "cexe"[::-1])({PUBLISHED[::-1]!r}[::-1])'
+    ),
+    "runpy": 'import runpy\nglobals().update(runpy.run_path("notes.txt"))',
+    "torch.load of a pickle": 'import torch\nlogsumexp = torch.load("weights.bin", weights_only=False)',
+    "numpy's load of a pickle": 'import numpy as np\nlogsumexp = np.load("table.bin", allow_pickle=True).item()',
+    "a callable let into torch.load": "import torch\ntorch.serialization.add_safe_globals([type(lambda: 0)])",
+    "a module's loader running a text file": (
+        'import numpy as np\nlogsumexp = type(np.__loader__)("h", "notes.txt").load_module().logsumexp'
+    ),
+    "imp": 'import imp\nlogsumexp = imp.load_source("h", "notes.txt").logsumexp',
+    "torch.load with a pickle module": 'import torch, copyreg\nlogsumexp = torch.load("w.bin", pickle_module=copyreg)',
 }
 
 
@@ -119,3 +137,113 @@ def test_a_python_file_handed_in_beside_the_notebook_is_compared(tmp_path):
     helper.write_text("import math\n\n\n" + PUBLISHED + "\n", encoding="utf-8")
     course = check_class(tmp_path, {"gus_honest": GUS_LSE, "mallory": "from helper import logsumexp"}, 0.6)
     assert "the reference solution (solution_cells.py)" in flags(course)["mallory"], flags(course)
+
+
+def test_a_compiled_file_or_a_zip_handed_in_beside_the_notebook_is_flagged(tmp_path):
+    """Python imports helper.pyc (no source beside it) and modules from a zip put on sys.path, whatever its name:
+    the check cannot read either, so the submission is flagged for review (before: unflagged, the cell a plain
+    import matching nothing)."""
+    for student in ("mallory", "eve"):
+        (tmp_path / "class" / student / UNIT).mkdir(parents=True)
+    compiled = (
+        importlib.util.MAGIC_NUMBER + bytes(12) + marshal.dumps(compile(PUBLISHED, "helper.py", "exec"))
+    )
+    (tmp_path / "class" / "mallory" / UNIT / "helper.pyc").write_bytes(compiled)
+    with zipfile.ZipFile(tmp_path / "class" / "eve" / UNIT / "notes.txt", "w") as archive:
+        archive.writestr("helper.py", PUBLISHED)
+    answers = {
+        "gus_honest": GUS_LSE,
+        "mallory": "from helper import logsumexp",
+        "eve": 'import sys\nsys.path.insert(0, "notes.txt")\nfrom helper import logsumexp',
+    }
+    found = flags(check_class(tmp_path, answers))
+    assert "gus_honest" not in found
+    assert "helper.pyc" in found["mallory"] and "review" in found["mallory"], found
+    assert "notes.txt" in found["eve"] and "review" in found["eve"], found
+
+
+def test_a_python_file_in_another_source_encoding_is_compared_as_python_reads_it(tmp_path):
+    """The published answer in helper.py declared `# coding: utf-7`, its letters written as UTF-7's base64 runs:
+    Python runs it as the answer; the check read its bytes as UTF-8 (`+AGQ-+AGU-+AGY- …`), matching nothing. It now
+    decodes the file as Python does (before: unflagged)."""
+    helper = tmp_path / "class" / "mallory" / UNIT / "helper.py"
+    helper.parent.mkdir(parents=True)
+    source = "import math\n\n\n" + PUBLISHED + "\n"
+    hidden = "".join(
+        f"+{base64.b64encode(c.encode('utf-16-be')).decode().rstrip('=')}-"
+        if c.isalpha()
+        else c.replace("+", "+-")
+        for c in source
+    )
+    helper.write_bytes(b"# coding: utf-7\n" + hidden.encode())
+    assert helper.read_bytes().decode("utf-7").endswith(source)
+    course = check_class(tmp_path, {"gus_honest": GUS_LSE, "mallory": "from helper import logsumexp"}, 0.6)
+    assert "the reference solution (solution_cells.py)" in flags(course).get("mallory", ""), flags(course)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="open hole (red team 2026-11-29): the run-time-code check reads names, a deny-list; torch.load unpickles "
+    "(runs what the file names) once an environment variable, named by a computed string, says so. Fix: flag from "
+    "the judge's child as it runs (sys.addaudithook: exec, compile, marshal.loads, pickle.find_class, an import "
+    "of a file the check did not read), not from the text",
+)
+def test_torch_load_told_to_unpickle_by_the_environment_is_flagged(tmp_path):
+    """The published answer pickled beside the notebook (torch.save's legacy format: no zip), loaded by the
+    solution cell after `os.environ.update({"TORCH_FORCE_NO_" + "WEIGHTS_ONLY_LOAD": "1"})`: torch.load then
+    unpickles it whatever its default (tried by hand with torch 2.13), and the check sees two assignments of plain
+    calls; the judge's own scan flags nothing either."""
+    cell = (
+        "import os, torch\n"
+        '_ = os.environ.update({"TORCH_FORCE_NO_" + "WEIGHTS_ONLY_LOAD": "1"})\n'
+        'logsumexp = torch.load("w.bin")'
+    )
+    found = flags(check_class(tmp_path, {"gus_honest": GUS_LSE, "mallory": cell}))
+    assert "mallory" in found, found
+
+
+def test_the_reason_names_a_few_places_however_many_there_are(tmp_path):
+    """1,000 files handed in that each run code at run time (500 `.py` of `exec`, 500 `.pyc`), their names 200
+    characters long: the reason (a cell of grades.csv, an entry of flags.json) named every one, some 400 KB in one
+    cell (a spreadsheet shows 32,767 characters); it now names REASON_PLACES of them and counts the rest."""
+    folder = tmp_path / "class" / "mallory" / UNIT
+    folder.mkdir(parents=True)
+    for i in range(500):
+        (folder / f"{'x' * 190}{i:04}.py").write_text("exec('x = 1')\n", encoding="utf-8")
+        (folder / f"{'y' * 190}{i:04}.pyc").write_bytes(b"")
+    reasons = flags(check_class(tmp_path, {"gus_honest": GUS_LSE, "mallory": "from helper import logsumexp"}))
+    assert "code made at run time" in reasons["mallory"] and "995 more" in reasons["mallory"], reasons[
+        "mallory"
+    ][-300:]
+    assert len(reasons["mallory"]) < 4000
+
+
+def test_the_published_answer_diluted_by_unused_code_is_flagged(tmp_path):
+    """The published answer followed by forty unused helper functions (5 KB): the share of her code that matches
+    the reference fell to a few percent, under every threshold, and she was not flagged; the share of the
+    reference found in her code is 100 %, and it now counts. Gus and Eve, who wrote their own, stay unflagged."""
+    junk = "\n".join(
+        f"def _helper_{i}(a, b):\n    total = a * {i} + b\n    for k in range({i + 2}):\n"
+        f"        total = (total ^ k) % {97 + i}\n    return [total] * {i + 1}\n"
+        for i in range(40)
+    )
+    answers = {"gus_honest": GUS_LSE, "eve_own": EVE_LSE, "diluted": PUBLISHED + "\n\n" + junk}
+    found = flags(check_class(tmp_path, answers))
+    assert "reference solution (solution_cells.py) 100%" in found.get("diluted", ""), found
+    assert set(found) == {"diluted"}, found
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="open hole (red team 2026-11-29): one student's code is lexed whole, ~27 µs a character for some tokens "
+    "('x' + '.x' * 10**6: 54 s here), so 32 MiB of such Python beside a notebook holds the class's check ~15 min. "
+    "Fix: leave code over a bound (1 MiB; honest code is under 100 KB) out of the comparison and flag it for review",
+)
+def test_code_too_long_to_compare_is_flagged_instead_of_compared(tmp_path):
+    """1.1 MB of Python beside the notebook (digits here, which lex fast: the costly tokens take a minute for
+    2 MB) is compared whole; a bounded check would flag it for review without lexing it."""
+    helper = tmp_path / "class" / "mallory" / UNIT / "helper.py"
+    helper.parent.mkdir(parents=True)
+    helper.write_text("x = " + "1" * 1_100_000 + "\n", encoding="utf-8")
+    found = flags(check_class(tmp_path, {"gus_honest": GUS_LSE, "mallory": PUBLISHED}))
+    assert "too long" in found.get("mallory", ""), found

@@ -347,3 +347,23 @@ def test_scores_of_1e4_allow_one_rounding_of_each_score_and_catch_overflow():
     assert worst > 0 and within
     overflowing = torch.exp(scores) @ values / torch.exp(scores).sum(dim=-1, keepdim=True)
     assert not overflowing.isfinite().all()
+
+
+def test_a_read_of_broadcast_index_tensors_is_refused_before_the_judge_makes_it(tmp_path):
+    """Red team (2026-11-29): two index tensors of 3,000 elements each, shaped (N, 1) and (1, N), sent in one
+    request (48 KB) made the judge's own process build N² = 9 million ids, reads and a tile of a 4×8 tensor (at
+    N = 100,000 some 80 GB, outside the pair's sandbox); a read selects at most the tensor's elements, so more is
+    refused (before: answered with a 3000×3000 tile)."""
+    from course.judge.services import SweepService
+
+    n = 3000
+    rows = {"tensor": "rows"}
+    index = {"tuple": [{"tensor": "rows"}, {"tensor": "columns"}]}
+    tensors = {"rows": torch.zeros(n, 1, dtype=torch.int64), "columns": torch.zeros(1, n, dtype=torch.int64)}
+    with SweepService(tmp_path, torch.ones(4, 8)) as counted:
+        with pytest.raises(ValueError, match="more elements than the tensor"):
+            counted.answer({"op": "read", "index": index}, tensors)
+        assert counted.answer({"op": "read", "index": rows}, {"rows": torch.tensor([0, 3])})[1][
+            "tile"
+        ].shape == (2, 8)
+    assert int(counted.result()[0].sum()) == 16

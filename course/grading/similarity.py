@@ -13,14 +13,19 @@ only a person decides. The flag stays while the student's solution cells stay as
 
 from __future__ import annotations
 
+import ast
 import csv
 import hashlib
 import html
+import io
 import json
 import re
 import shutil
+import tokenize
+import zipfile
 from collections import Counter
 from dataclasses import dataclass
+from importlib.machinery import BYTECODE_SUFFIXES, EXTENSION_SUFFIXES
 from pathlib import Path
 
 import numpy as np
@@ -28,7 +33,7 @@ import numpy as np
 from course import notebooks
 from course.grading import intake
 from course.grading.atomic import replace_csv, replace_text
-from course.judge.student_code import scan, solution_sources
+from course.judge.student_code import _string, parsed, scan, solution_sources
 from course.layout import Course
 from course.neutral import visible
 from utils.messages import bilingual
@@ -39,6 +44,15 @@ FLAGS_FILE = "flags.json"  # "student/unit" -> {"code": digest of the code check
 RUN_TIME_NAMES = (  # names that make code at run time from data: what a packed string runs, no comparison reads
     *("compile", "exec", "eval", "__import__", "importlib", "marshal", "pickle", "dill", "builtins"),
     *("zlib", "base64", "binascii", "codecs", "bz2", "lzma", "gzip"),  # unpacking the string
+    "runpy",  # runs a file of any name, which the check does not read
+    *(
+        "imp",
+        "load_source",
+        "load_module",
+        "exec_module",
+        "get_code",
+        "source_to_code",
+    ),  # so does a module loader
 )
 RUN_TIME_CODE = {name: name for name in RUN_TIME_NAMES} | {  # {name in the code: as the reason names it}
     "__builtins__": "builtins",
@@ -47,7 +61,24 @@ RUN_TIME_CODE = {name: name for name in RUN_TIME_NAMES} | {  # {name in the code
     "__code__": "__code__",
     "run_cell": "IPython's run_cell",
     "run_code": "IPython's run_code",
+    "__self__": "builtins",  # print.__self__ is the builtins module
+    "__globals__": "builtins",  # f.__globals__["__builtins__"]
+    "__subclasses__": "builtins",  # ().__class__.__base__.__subclasses__(): every class, their modules
+    "add_safe_globals": "pickle",  # lets torch.load's unpickler call what it names
+    "safe_globals": "pickle",
 }
+UNPICKLING = {"weights_only": True, "allow_pickle": False}  # torch.load's, numpy's load: unpickles unless so
+LOOKUPS = {  # calls that look an attribute up by the name they are passed: {function: the names' arguments}
+    "getattr": slice(1, 2),
+    "attrgetter": slice(None),
+    "methodcaller": slice(0, 1),
+    "__getattribute__": slice(-1, None),
+}
+COMPUTED = "an attribute looked up by a computed name"
+UNREAD = "compiled code or a zip archive, not read"
+REASON_PLACES = (
+    5  # cells or files a reason names (one student's 1,000 files made a 400 KB cell of grades.csv)
+)
 QUOTED = 20_000  # characters of one student's (or reference's) code the report quotes in one pair
 PAIRS_QUOTED = 5  # pairs the report quotes for one student, the closest first (the flags count them all)
 # A line IPython runs as a magic or shell command (`%time f()`, `x = !ls`): the text it runs after the name
@@ -82,8 +113,19 @@ def student_cells(course: Course, folder: Path, student: str, unit: str) -> list
     for path in sorted(handed_in.rglob("*.py")):
         if path.is_file() and not path.is_symlink():
             name = visible(path.relative_to(handed_in).as_posix())
-            found.append((name, "", path.read_text(encoding="utf-8", errors="replace")))
+            found.append((name, "", python_text(path)))
     return found
+
+
+def python_text(path: Path) -> str:
+    """A Python file's text as Python reads it: in the encoding its first lines declare (`# coding: utf-7` hides
+    the letters from a reader of UTF-8), else UTF-8."""
+    data = path.read_bytes()
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+        return data.decode(encoding, errors="replace")
+    except (SyntaxError, LookupError):  # an encoding Python refuses: the file does not run
+        return data.decode("utf-8", errors="replace")
 
 
 def student_code(course: Course, folder: Path, student: str, unit: str) -> str:
@@ -109,12 +151,33 @@ def made_at_run_time(source: str) -> set[str]:
         if head.startswith("%%"):  # a cell magic: its body runs (`%%time`, `%%capture`, …)
             pending += [(head.lstrip("%").partition(" ")[2], depth + 1), (body, depth + 1)]
             continue
-        findings = scan(MAGIC_LINE.sub(blank_magic, text), suspicious=RUN_TIME_CODE)
-        found |= {f.what for f in findings if f.what in RUN_TIME_CODE.values()}
+        code = MAGIC_LINE.sub(blank_magic, text)
+        findings = scan(code, suspicious=RUN_TIME_CODE)
+        found |= {f.what for f in findings if f.what in RUN_TIME_CODE.values()} | computed_names(code)
         for line in MAGIC_LINE.finditer(text):
             if line["escape"].startswith("!"):
                 found.add(SHELL)
             pending.append((line["text"], depth + 1))
+    return found
+
+
+def computed_names(code: str) -> set[str]:
+    """What `code` looks up by a name no reader sees: an attribute by a computed name (`getattr(m, "cexe"[::-1])`),
+    an item named like RUN_TIME_CODE (`vars(math)["__builtins__"]`); and a load that unpickles (runs what the file
+    names: `torch.load(p, weights_only=False)`, `np.load(p, allow_pickle=True)`)."""
+    found = set()
+    for node in ast.walk(parsed(code) or ast.Module(body=[], type_ignores=[])):
+        function = getattr(node, "func", None)
+        called = getattr(function, "id", None) or getattr(function, "attr", None)
+        if called in LOOKUPS and not all(_string(name) for name in node.args[LOOKUPS[called]] or [None]):
+            found.add(COMPUTED)
+        if isinstance(node, ast.Subscript) and (key := _string(node.slice)) in RUN_TIME_CODE:
+            found.add(RUN_TIME_CODE[key])
+        if isinstance(node, ast.keyword) and node.arg in UNPICKLING:
+            if not (isinstance(node.value, ast.Constant) and node.value.value is UNPICKLING[node.arg]):
+                found.add("pickle")
+        if isinstance(node, ast.keyword) and node.arg == "pickle_module":  # torch.load then unpickles
+            found.add("pickle")
     return found
 
 
@@ -123,16 +186,33 @@ def blank_magic(line: re.Match) -> str:
     return f"{line['indent']}pass"
 
 
-def run_time_reason(cells: list[tuple[str, str, str]]) -> str | None:
-    """Why the cells are to be reviewed for code made at run time, which no text comparison reads; None: none."""
+def unread_code(handed_in: Path) -> list[str]:
+    """The files handed in that Python imports but this check cannot read: compiled modules, and zip archives
+    (whatever their name, a zip put on sys.path is imported from)."""
+    found = []
+    for path in sorted(handed_in.rglob("*")):
+        if path.is_file() and not path.is_symlink():
+            compiled = path.name.endswith(tuple(BYTECODE_SUFFIXES + EXTENSION_SUFFIXES))
+            if compiled or zipfile.is_zipfile(path):
+                found.append(visible(path.relative_to(handed_in).as_posix()))
+    return found
+
+
+def run_time_reason(cells: list[tuple[str, str, str]], unread: list[str] = ()) -> str | None:
+    """Why the cells, and the `unread` files, are to be reviewed for code made at run time, which no text
+    comparison reads; None: none."""
     found = [
         (notebook, gid, ", ".join(sorted(names)))
         for notebook, gid, source in cells
         if (names := made_at_run_time(source))
-    ]
+    ] + [(name, "", UNREAD) for name in unread]
     if not found:
         return None
-    where = "; ".join(f"{notebook} {gid}: {names}" for notebook, gid, names in found)
+    where = "; ".join(
+        f"{f'{notebook} {gid}'.strip()}: {names}" for notebook, gid, names in found[:REASON_PLACES]
+    )
+    if len(found) > REASON_PLACES:
+        where += f"; {len(found) - REASON_PLACES} more"
     return bilingual(
         f"相似度：代码在运行时生成要执行的代码（{where}），它执行的内容不在比较之内，请复核",
         f"similarity: code made at run time ({where}): what it runs is not compared; review it",
@@ -165,7 +245,7 @@ class Match:
 
     student: str
     other: str  # a student, or "reference: <file>"
-    share: float  # of the student's code (for two students: the larger of the two shares)
+    share: float  # of the student's code or of the other's found in it, the larger
 
     def names(self) -> tuple[str, str]:
         """Whom it matches, and how much (zh, en)."""
@@ -204,7 +284,8 @@ def run_time_reasons(course: Course, folder: Path, unit: str) -> dict[str, str]:
     """{student: why} of the unit's students whose solution cells make code at run time."""
     found = {}
     for student in unit_students(folder, unit):
-        if why := run_time_reason(student_cells(course, folder, student, unit)):
+        unread = unread_code(folder / student / unit)
+        if why := run_time_reason(student_cells(course, folder, student, unit), unread):
             found[student] = why
     return found
 
@@ -323,10 +404,9 @@ def matches(detector, threshold: float) -> list[Match]:
     for i, test in enumerate(map(Path, detector.test_files)):
         for j, ref in enumerate(map(Path, detector.ref_files)):
             mine, theirs = detector.similarity_matrix[i, j]
-            if ref.parent.name == "students":
-                other, share = ref.stem, max(mine, theirs)
-            else:
-                other, share = f"reference: {ref.name}", mine
+            # the larger share: a copy followed by unused code of her own is a small share of hers, all of theirs
+            other = ref.stem if ref.parent.name == "students" else f"reference: {ref.name}"
+            share = max(mine, theirs)
             if mine >= 0 and share >= threshold:
                 found.append(Match(test.stem, other, float(share)))
     return sorted(found, key=lambda m: (m.student, -m.share, m.other))

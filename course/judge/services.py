@@ -26,6 +26,7 @@ watch off or reach it (`WATCH_SWITCHES`, in the unit's `suspicious`).
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import secrets
 import select
@@ -126,6 +127,25 @@ class Service:
                 return
 
 
+def within(index, tensor) -> object:
+    """`index` (decoded) where it selects at most `tensor`'s elements; index tensors broadcast against each other
+    (`(N, 1)` with `(1, N)`: N² ids from 16N bytes sent) would make this process build more, so that is refused."""
+    parts = index if isinstance(index, tuple) else (index,)
+    shapes = [
+        (int(p.count_nonzero()),) if p.dtype == torch.bool else p.shape
+        for p in parts
+        if isinstance(p, torch.Tensor)
+    ]
+    if shapes and math.prod(torch.broadcast_shapes(*shapes)) > tensor.numel():
+        raise ValueError(
+            bilingual(
+                "一次读写选中的元素多于张量本身",
+                "one read or write selects more elements than the tensor has",
+            )
+        )
+    return index
+
+
 def unknown(message: dict) -> ValueError:
     what = str(message.get("op"))[:100]
     return ValueError(bilingual(f"评审程序不认识请求 {what!r}", f"the judge knows no request {what!r}"))
@@ -161,7 +181,8 @@ class SlowMemoryService(Service):
         return {"tensors": {name: self.spec(name) for name in self.memory.names()}}, {}
 
     def read(self, message: dict, tensors: dict) -> tuple[dict, dict]:
-        tile = self.memory[message.get("name")][decode_index(message.get("index"), tensors)]
+        tensor = self.memory[message.get("name")]
+        tile = tensor[within(decode_index(message.get("index"), tensors), tensor)]
         self.moved(tile)
         return {}, {"tile": tile}
 
@@ -171,7 +192,8 @@ class SlowMemoryService(Service):
             raise TypeError(
                 bilingual("写入的值必须是张量或数", "the value written must be a tensor or a number")
             )
-        self.memory[message.get("name")][decode_index(message.get("index"), tensors)] = value
+        tensor = self.memory[message.get("name")]
+        tensor[within(decode_index(message.get("index"), tensors), tensor)] = value
         if isinstance(value, torch.Tensor):
             self.moved(value)
         return {}, {}
@@ -240,7 +262,8 @@ class SweepService(Service):
         if message.get("op") == "layout":
             return {"tensors": {"x": spec(self.counted)}}, {}
         if message.get("op") == "read":
-            return {}, {"tile": self.counted[decode_index(message.get("index"), tensors)]}
+            index = within(decode_index(message.get("index"), tensors), self.counted)
+            return {}, {"tile": self.counted[index]}
         raise unknown(message)
 
     def result(self) -> tuple[torch.Tensor, ...]:
