@@ -35,6 +35,7 @@ from course.grading.atomic import replace_text
 from course.grading.grade import grading_lock, grading_salt
 from course.grading.rubric import Rubric, answer_key, ledger_path, read_ledger, unit_rubrics
 from course.layout import Course
+from course.neutral import FORMULA_START
 from utils.messages import bilingual
 
 FIXED = ["unit", "grader", "student", "question", "answer"]
@@ -43,7 +44,6 @@ LONG_ANSWER = 500  # characters: a longer answer goes into a file beside the she
 TICKED = {"x", "1", "y", "yes", "✓", "✔", "true"}
 UNTICKED = {"", "0", "n", "no", "false"}
 ANONYMOUS = "anon-"
-FORMULA_START = ("=", "+", "-", "@", "\t", "\r")  # a spreadsheet runs a cell starting so as a formula
 ITEM_COLUMN = re.compile(r"^(?P<question>[^:]+):(?P<item>[A-Za-z0-9_-]+)( \([^)]*\))?$")
 
 
@@ -148,7 +148,8 @@ def answer_text(course: Course, student: str, unit: str, rubric: Rubric) -> str:
 
 
 def inert(text: str) -> str:
-    """A spreadsheet shows `text` as text, never runs it as a formula."""
+    """A spreadsheet shows `text` as text, never runs it as a formula; unlike `neutral.cell` its line breaks stay
+    (a written answer is read whole in its cell)."""
     return "'" + text if text.startswith(FORMULA_START) else text
 
 
