@@ -97,14 +97,20 @@ def test_selftest_slow_but_correct_implementations_keep_every_other_point(selfte
         assert case.result.get("status") == "graded" and lost == [], f"{case.student}: {case.result}"
 
 
+def graded_by_hand(unit: str) -> float:
+    """Points of the unit's cells a person grades (in its maximum, not in a fresh grading's score)."""
+    return sum(sum(notebooks.all_points(notebooks.read(COURSE.source / unit / nb), hand_only=True).values())
+               for nb in COURSE.notebooks(unit))  # fmt: skip
+
+
 def check_demo(rows: dict, units: list[str]) -> None:
-    """Alice earns every point this machine can award, Bob loses some, Carol's crash unit records the dead kernel
-    (the judge still grades it) and her other units are complete."""
+    """Alice earns every point this machine can award (not those a person grades), Bob loses some, Carol's crash
+    unit records the dead kernel (the judge still grades it) and her other units are complete."""
     assert {unit for _, unit in rows} == set(units)
     for unit in units:
         alice = rows[("alice_correct", unit)]
         assert alice.status == "graded" and alice.max_score > unearnable_here(unit), unit
-        assert alice.score == alice.max_score - unearnable_here(unit), unit
+        assert alice.score == alice.max_score - unearnable_here(unit) - graded_by_hand(unit), unit
     bob = [rows[("bob_partial", unit)] for unit in units]
     assert all(row.status == "graded" for row in bob)
     assert 0 < sum(row.score for row in bob) < sum(row.max_score for row in bob)
@@ -116,7 +122,8 @@ def check_demo(rows: dict, units: list[str]) -> None:
     )  # the crash costs the crashed exercise, the judge grades the rest
     for unit in (u for u in units if u != crashed):
         row = rows[("carol_crash", unit)]
-        assert row.status == "graded" and row.score == row.max_score - unearnable_here(unit), unit
+        expected = row.max_score - unearnable_here(unit) - graded_by_hand(unit)
+        assert row.status == "graded" and row.score == expected, unit
 
 
 def test_demo_grades_the_sample_class(demo_rows):

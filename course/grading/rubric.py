@@ -76,9 +76,13 @@ class RubricError(ValueError):
     """A rubric that cannot be read (the message names the notebook and the cell)."""
 
 
-def is_hand_graded(cell) -> bool:
-    meta = notebooks.meta(cell)
-    return cell.cell_type == "markdown" and bool(meta.get("grade")) and bool(meta.get("solution"))
+def is_written_answer(cell) -> bool:
+    """A hand-graded markdown answer cell: where a rubric is declared."""
+    return (
+        cell.cell_type == "markdown"
+        and bool(notebooks.meta(cell).get("solution"))
+        and notebooks.is_hand_graded(cell)
+    )
 
 
 def parse(source: str, notebook: str, grade_id: str, points: float) -> Rubric | None:
@@ -135,7 +139,7 @@ def unit_rubrics(unit_source: Path) -> dict[str, Rubric | None]:
     found = {}
     for path in sorted(unit_source.glob("*.ipynb")):
         for cell in notebooks.read(path).cells:
-            if is_hand_graded(cell):
+            if is_written_answer(cell):
                 meta = notebooks.meta(cell)
                 rubric = parse(cell.source, path.name, meta["grade_id"], float(meta.get("points", 0)))
                 found[f"{path.stem}/{meta['grade_id']}"] = rubric
