@@ -291,12 +291,6 @@ def sync_students(api, students: dict[str, dict[str, str]]) -> None:
             gb.update_or_create_student(student, **fields)
 
 
-# nbgrader copies a submission's other files into autograded/ and from there into feedback/: a student's upload would
-# be kept three times (submitted/ is the record of what was handed in). A unit needs nothing but its notebooks
-# (source/ holds no other file either), so autograding copies no other file.
-ONLY_NOTEBOOKS = "*"  # nbgrader's copies skip what matches CourseDirectory.ignore, and take notebooks apart
-
-
 def autograde(request: dict, result_path: Path) -> None:
     """Grade one unit, notebook by notebook, for one student or (student "*") every submitted student.
 
@@ -312,7 +306,6 @@ def autograde(request: dict, result_path: Path) -> None:
         "report_dir": str(reports),
     }
     api = make_api(str(root), judge, **private, **checkout(request))
-    api.coursedir.ignore = [*api.coursedir.ignore, ONLY_NOTEBOOKS]
     if student != "*":
         reset(api, root, unit, student)
     results: dict[str, dict[str, dict]] = {}
