@@ -161,8 +161,9 @@ def test_a_regrade_request_grades_one_pair_again_and_keeps_every_other_line(grad
     before = grades_by_pair((out / "grades.csv").read_text())
     monkeypatch.setattr(cli, "_course", lambda db=None: Course(out, FIXTURE_COURSE.wrong))
     request = argparse.Namespace(
-        student="bob_partial", unit=UNIT, reason="the seed", outcome="", timeout=300, db=None, ray=None
-    )
+        student="bob_partial", unit=UNIT, reason="the seed", outcome="", timeout=300, db=None, ray=None,
+        allow_weaker_sandbox=False,
+    )  # fmt: skip
     assert cli.run_regrade(request) == 0
     after = grades_by_pair((out / "grades.csv").read_text())
     assert after.keys() == before.keys()
