@@ -7,6 +7,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -92,8 +93,12 @@ def kill_after_first_pair(course: Course) -> None:
     first = run_grading(course)
     log = course.autograded / "grading.log"
     deadline = time.monotonic() + 240
-    while time.monotonic() < deadline and "########" not in (log.read_text() if log.exists() else ""):
-        time.sleep(0.5)  # wait until the first student's unit is graded: the run is under way
+    jobs = Path(tempfile.gettempdir()).glob  # the grader's job folder: killed between two pairs, it has none
+    while time.monotonic() < deadline and first.poll() is None and not (
+        "########" in (log.read_text() if log.exists() else "")
+        and any(jobs(f"{runner.JOB_PREFIX}{first.pid}-*"))
+    ):
+        time.sleep(0.2)  # wait until the first student's unit is graded and the next one's job has begun
     assert first.poll() is None, first.communicate()[0]
     os.killpg(first.pid, signal.SIGKILL)
     first.wait()
