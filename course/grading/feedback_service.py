@@ -30,17 +30,12 @@ renamed notebook or an unknown unit gets a bilingual page in that student's feed
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import datetime as dt
 import fcntl
-import hashlib
 import html
-import json
 import os
-import pwd
 import re
 import shutil
-import stat
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -48,59 +43,36 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from course.grading import intake, semester
-from course.grading.atomic import replace_text
+from course.grading.feedback_exchange import (
+    Exchange,
+    account_of,
+    create_page,
+    look,
+    notebook_names,
+    page_hash,
+    read_secret,
+    submission_files,
+    uid_of,
+    write_page,
+)
+from course.grading.feedback_queue import (
+    BEFORE,
+    DONE,
+    FOLDER,
+    OTHERS,
+    REFUSED,
+    RUNNING,
+    SUPERSEDED,
+    WAITING,
+    Entry,
+    Queue,
+)
 from course.layout import Course
 from course.neutral import visible
 from utils.messages import bilingual
 
-FOLDER = "feedback_service"
-OTHERS = "_others"  # the queue file of submissions whose name is not a student's (never a safe student name)
-SECRET, TIMESTAMP = "submission_secret.txt", intake.TIMESTAMP
 SETTLE_SECONDS = 2.0  # a submission whose files changed more recently may still be being written
 ABANDONED_SECONDS = 60.0  # an inbound folder this old without nbgrader's secret is not a submission
-WAITING, RUNNING, DONE, SUPERSEDED, REFUSED = "waiting", "running", "done", "superseded", "refused"
-BEFORE = "before"  # handed in before the service first started here: not new, never graded
-
-
-@dataclass
-class Entry:
-    """One submission the service has seen, and what became of it."""
-
-    key: str  # "exchange:<inbound folder>" or "folder:<student>/<unit>/<signature>"
-    student: str
-    unit: str
-    when: float  # its time: the newest change of its files (epoch seconds; a student cannot set it back)
-    seen: float  # when the service first saw it
-    state: str = WAITING
-    day: str = ""  # the day (semester zone) its grading was charged to
-    started: float = 0.0  # when its round began
-    message: str = ""  # why it was refused or superseded (bilingual)
-
-    @property
-    def queue_file(self) -> str:
-        return self.student if intake.SAFE_NAME.fullmatch(self.student) else OTHERS
-
-    @property
-    def folder(self) -> tuple[str, ...]:
-        """Its folder's path below its source's root, by names."""
-        kind, rest = self.key.split(":", 1)
-        return (rest,) if kind == "exchange" else tuple(rest.split("/")[:2])
-
-
-@dataclass(frozen=True)
-class Exchange:
-    """nbgrader's exchange for one course."""
-
-    root: Path
-    course_id: str
-
-    @property
-    def inbound(self) -> Path:
-        return self.root / self.course_id / "inbound"
-
-    @property
-    def feedback(self) -> Path:
-        return self.root / self.course_id / "feedback"
 
 
 @dataclass(frozen=True)
@@ -114,137 +86,6 @@ class Settings:
     sandbox: str = "auto"
     ray: str | None = None
     allow_late: bool = False
-
-
-# ---- the queue on disk --------------------------------------------------------------------------------------
-
-
-class Queue:
-    """Every submission seen, by key, kept in one file per student (`first`: the service's first start here)."""
-
-    def __init__(self, course: Course):
-        self.folder = course.root / FOLDER / "queue"
-        self.first = not self.folder.is_dir()
-        self.folder.mkdir(parents=True, exist_ok=True)
-        self.entries: dict[str, Entry] = {}
-        self.files: dict[str, dict[str, Entry]] = {}
-        for path in sorted(self.folder.glob("*.json")):
-            for record in json.loads(path.read_text(encoding="utf-8")):
-                self.add(Entry(**record))
-
-    def add(self, entry: Entry) -> None:
-        """Keep the entry (saved by `save`)."""
-        self.entries[entry.key] = entry
-        self.files.setdefault(entry.queue_file, {})[entry.key] = entry
-
-    def save(self, *touched: Entry) -> None:
-        """Write the files of the touched entries' students, each replaced whole."""
-        for name in sorted({entry.queue_file for entry in touched}):
-            mine = [dataclasses.asdict(e) for e in self.files[name].values()]
-            replace_text(self.folder / f"{name}.json", json.dumps(mine, ensure_ascii=False, indent=0))
-
-    def recover(self) -> list[Entry]:
-        """Submissions a stopped or killed service left running: waiting again, their charge dropped."""
-        interrupted = [e for e in self.entries.values() if e.state == RUNNING]
-        for entry in interrupted:
-            entry.state, entry.day, entry.started = WAITING, "", 0.0
-        self.save(*interrupted)
-        return interrupted
-
-    def charged(self) -> Counter[tuple[str, str, str]]:
-        """{(student, unit, day): gradings charged to that day}."""
-        return Counter(
-            (e.student, e.unit, e.day) for e in self.entries.values() if e.state in (RUNNING, DONE)
-        )
-
-
-# ---- reading what students handed in ----------------------------------------------------------------------
-
-
-def opened(parent: Path, names: tuple[str, ...]) -> int:
-    """A descriptor of `parent/names…`, each step opened without following a link (`intake.open_folder`)."""
-    fd = os.open(parent, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        for depth, name in enumerate(names):
-            inner = intake.open_folder(fd, name, "/".join(names[: depth + 1]))
-            os.close(fd)
-            fd = inner
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd
-
-
-def submission_files(parent: Path, names: tuple[str, ...]) -> intake.Files:
-    """The student's files of a submission (nbgrader's secret and time left out), read as intake reads them."""
-    fd = opened(parent, names)
-    try:
-        for relative, contents in intake.walk(fd, "", "/".join(names) + "/"):
-            if relative not in (SECRET, TIMESTAMP):
-                yield relative, contents
-    finally:
-        os.close(fd)
-
-
-def look(parent: Path, names: tuple[str, ...]) -> tuple[float, str, int, list[str]]:
-    """(the newest change time, a signature of its entries, the folder's owner, its top-level names) of a
-    submission folder, by `lstat` alone (nothing followed, nothing read)."""
-    fd = opened(parent, names)
-    try:
-        own = os.fstat(fd)
-        newest, listed = own.st_ctime, []
-
-        def visit(folder: int, prefix: str) -> None:
-            nonlocal newest
-            for name in sorted(os.listdir(folder)):
-                found = os.stat(name, dir_fd=folder, follow_symlinks=False)
-                newest = max(newest, found.st_ctime)
-                listed.append(f"{prefix}{name}:{found.st_size}:{found.st_mtime_ns}:{found.st_ctime_ns}")
-                if len(listed) > intake.LIMITS.entries:
-                    raise intake.refuse(
-                        "/".join(names),
-                        f"超过 {intake.LIMITS.entries} 个文件和文件夹",
-                        f"more than {intake.LIMITS.entries} files and folders",
-                    )
-                if stat.S_ISDIR(found.st_mode) and prefix.count("/") < intake.LIMITS.depth:
-                    inner = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=folder)
-                    try:
-                        visit(inner, f"{prefix}{name}/")
-                    finally:
-                        os.close(inner)
-
-        visit(fd, "")
-        top = sorted(os.listdir(fd))
-    finally:
-        os.close(fd)
-    signature = hashlib.sha256("\n".join(listed).encode()).hexdigest()[:16]
-    return newest, signature, own.st_uid, top
-
-
-def read_secret(inbound: Path, name: str) -> str | None:
-    """The submission's nbgrader secret (hex, written by `nbgrader submit`), None where there is none."""
-    try:
-        fd = opened(inbound, (name,))
-        try:
-            with intake.open_file(fd, SECRET, f"{name}/{SECRET}") as f:
-                text = f.read(1025).decode("ascii")  # hashed as nbgrader reads it: whole
-        finally:
-            os.close(fd)
-    except (OSError, intake.Refused, UnicodeDecodeError):
-        return None
-    return text if re.fullmatch(r"[0-9a-f]{1,1024}", text) else None
-
-
-def account_of(uid: int) -> str:
-    try:
-        return pwd.getpwuid(uid).pw_name
-    except KeyError:
-        return str(uid)
-
-
-def notebook_names(top: list[str]) -> list[str]:
-    """The notebooks a student's fetch of feedback asks for: the submission's top-level `*.ipynb`, not hidden."""
-    return [name for name in top if name.endswith(".ipynb") and not name.startswith(".")]
 
 
 # ---- pages --------------------------------------------------------------------------------------------------
@@ -664,38 +505,6 @@ class Service:
         for name in names:
             if visible(name) == name:
                 write_page(target / f"{name.removesuffix('.ipynb')}.html", page(name))
-
-
-def write_page(path: Path, text: str) -> None:
-    """A feedback page replaced whole, readable by its student (mode 0644)."""
-    replace_text(path, text)
-    path.chmod(0o644)
-
-
-def page_hash(secret: str, notebook: str) -> str:
-    """nbgrader's name for a notebook's feedback in the exchange (`nbgrader.utils.notebook_hash`)."""
-    return hashlib.md5((secret + notebook.removesuffix(".ipynb")).encode()).hexdigest()
-
-
-def create_page(path: Path, text: str) -> None:
-    """A feedback page written whole where none is: the submission's own page, once (a page already there, the
-    final feedback `nbgrader release_feedback` wrote or this service before it was killed, is kept)."""
-    partial = path.with_suffix(".partial")
-    partial.write_text(text, encoding="utf-8")
-    partial.chmod(0o644)
-    try:
-        os.link(partial, path)
-    except FileExistsError:
-        pass
-    finally:
-        partial.unlink()
-
-
-def uid_of(student: str) -> int | None:
-    try:
-        return pwd.getpwnam(student).pw_uid
-    except KeyError:
-        return None
 
 
 def say(zh: str, en: str) -> None:
