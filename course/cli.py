@@ -135,6 +135,23 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="未提交的单元导出为 0（默认留空，LMS 保留原值）/ export a unit not submitted as 0 (default: blank)",
     )
+    export.add_argument(
+        "--feedback-for",
+        choices=["canvas", "moodle"],
+        help="改为写出一个单元（--unit）的反馈，按 LMS 收回的格式（Moodle 还需 --worksheet）/ instead, write one "
+        "unit's (--unit) feedback as the LMS takes it back (Moodle: also --worksheet)",
+    )
+    export.add_argument("--unit", help="--feedback-for 的单元 / the unit of --feedback-for")
+    export.add_argument(
+        "--worksheet",
+        help="Moodle 作业的评分表 CSV（“下载评分工作表”）：写回成绩与反馈评语 / the Moodle assignment's grading "
+        "worksheet CSV: written back with grades and feedback comments",
+    )
+    export.add_argument(
+        "--into",
+        help="--feedback-for 的输出文件夹（默认课程文件夹的 lms_feedback/）/ where --feedback-for writes "
+        "(default: lms_feedback/ in the course folder)",
+    )
     add_db_option(export)
     export.set_defaults(run=run_export)
 
@@ -452,12 +469,25 @@ def run_export(args) -> int:
     roster, canvas, moodle = (Path(a) if a else None for a in (args.roster, args.canvas, args.moodle))
     if roster is None and (course.root / "roster.csv").is_file():
         roster = course.root / "roster.csv"
+    if args.feedback_for:
+        return run_lms_feedback(args, course, roster or course.root / "roster.csv")
     if roster:
         lms.read_roster(roster)  # checked before anything is written
     mapping, lms_gradebook = (Path(a) if a else None for a in (args.columns, args.lms_gradebook))
     return lms.export(
         course, roster, canvas, moodle, args.moodle_key, mapping, lms_gradebook, args.missing_as_zero
     )
+
+
+def run_lms_feedback(args, course, roster: Path) -> int:
+    from course.grading import lms_feedback
+    from utils.messages import bilingual
+
+    if not args.unit:
+        raise ValueError(bilingual("--feedback-for 需要 --unit", "--feedback-for needs --unit"))
+    into = Path(args.into) if args.into else course.root / "lms_feedback"
+    worksheet = Path(args.worksheet) if args.worksheet else None
+    return lms_feedback.main(course, args.feedback_for, args.unit, into, roster, worksheet)
 
 
 def run_import(args) -> int:
