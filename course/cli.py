@@ -178,6 +178,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     lms_import.set_defaults(run=run_import)
 
+    add_lms_parser(sub)
+
     regrade = sub.add_parser(
         "regrade", help="重评一名学生的一个单元并记录申请 / regrade one student's unit and log the request"
     )
@@ -364,6 +366,35 @@ def build_parser() -> argparse.ArgumentParser:
 
     bench.add_parser(sub)  # its heavy imports (torch, triton) happen in bench.main
     return parser
+
+
+def add_lms_parser(sub) -> None:
+    """`lms pull`: the LMS's records fetched through its API (course.grading.lms_pull)."""
+    lms = sub.add_parser("lms", help="从 LMS 的 API 取记录 / fetch records through the LMS's API")
+    steps = lms.add_subparsers(dest="step", required=True)
+    pull = steps.add_parser(
+        "pull",
+        help="用令牌取 Canvas 一个作业的 submissions JSON（提交时间），存入课程文件夹 / fetch one Canvas "
+        "assignment's submissions JSON (submission times) into the course folder, with a token",
+    )
+    pull.add_argument(
+        "--url", required=True, help="Canvas 的地址 / Canvas's address, e.g. https://canvas.uni.edu"
+    )
+    pull.add_argument(
+        "--course", required=True, dest="course_id", help="Canvas 的课程 id / Canvas's course id"
+    )
+    pull.add_argument("--assignment", required=True, help="Canvas 的作业 id / Canvas's assignment id")
+    pull.add_argument("--unit", required=True, help="这次作业的单元 / the assignment's unit")
+    pull.add_argument(
+        "--token-file",
+        help="只有你能读的令牌文件（chmod 600；默认 $FLASH_CANVAS_TOKEN）/ a token file only you can read "
+        "(chmod 600; default: $FLASH_CANVAS_TOKEN)",
+    )
+    pull.set_defaults(
+        run=lambda args: _lms_pull().main(
+            _course(), args.url, args.course_id, args.assignment, args.unit, args.token_file
+        )
+    )
 
 
 def add_handgrade_parser(sub) -> None:
@@ -710,6 +741,12 @@ def _lms():
     from course.grading import lms
 
     return lms
+
+
+def _lms_pull():
+    from course.grading import lms_pull
+
+    return lms_pull
 
 
 def _handgrade():
