@@ -25,7 +25,9 @@ class FakeCanvas:
     naming the next (`next_to`: where the last page's "next" points instead, as a hostile answer would); it keeps
     every request's path and Authorization header."""
 
-    def __init__(self, status: int = 200, body: bytes | None = None, next_to: str | None = None):
+    def __init__(
+        self, status: int = 200, body: bytes | None = None, next_to: str | None = None, redirect: str = ""
+    ):
         self.records = json.loads(RECORDS.read_text(encoding="utf-8"))
         self.requests: list[tuple[str, str]] = []
         canvas = self
@@ -33,6 +35,10 @@ class FakeCanvas:
         class Handler(BaseHTTPRequestHandler):
             def do_GET(self):
                 canvas.requests.append((self.path, self.headers.get("Authorization", "")))
+                if redirect:
+                    self.send_response(302)
+                    self.send_header("Location", redirect + self.path)
+                    return self.end_headers()
                 path, _, query = self.path.partition("?")
                 page = int(urllib.parse.parse_qs(query).get("page", ["1"])[0])
                 if path != PATH or self.headers.get("Authorization") != f"Bearer {TOKEN}":
@@ -116,8 +122,9 @@ def test_a_token_file_must_be_private(course, canvas, tmp_path, monkeypatch):
 
 
 def test_the_token_goes_to_the_named_canvas_only(course, monkeypatch):
-    """Attack: a next page on another host (here another port). Before the origin check the token was sent
-    there; now the pull is refused, the other server sees nothing and nothing is written."""
+    """Attacks: a next page on another host (here another port), a redirect there. Before the origin check and
+    before redirects were refused, the token was sent there; now the pull is refused, the other server sees
+    nothing and nothing is written."""
     monkeypatch.setenv(lms_pull.TOKEN_ENV, TOKEN)
     elsewhere = FakeCanvas()
     canvas = FakeCanvas(next_to=elsewhere.url)
@@ -129,6 +136,15 @@ def test_the_token_goes_to_the_named_canvas_only(course, monkeypatch):
         canvas.close()
         elsewhere.close()
     assert not lms_pull.output_path(course, UNIT).exists()
+    elsewhere = FakeCanvas()
+    canvas = FakeCanvas(redirect=elsewhere.url)  # urllib follows a redirect with the Authorization header
+    try:
+        with pytest.raises(ValueError, match="answered 302"):
+            pull(course, canvas.url)
+        assert elsewhere.requests == [] and len(canvas.requests) == 1
+    finally:
+        canvas.close()
+        elsewhere.close()
     with pytest.raises(ValueError, match="must be an https:// address"):
         pull(course, "http://canvas.example.edu")  # the token in the clear: refused before any request
 

@@ -6,7 +6,7 @@ assignment fetched through its REST API into the course folder (`lms/canvas_subm
 as Canvas's `Link: <…>; rel="next"` headers lead. The token (Canvas: Account → Settings → New access token) comes
 from `$FLASH_CANVAS_TOKEN` or a file only its owner can read (`--token-file`, mode 0600); it is sent only to the
 Canvas named by `--url` (a next page elsewhere is refused), only over HTTPS (plain HTTP to this machine alone, for a
-test server), and never printed or written. Any refusal writes nothing.
+test server), never after a redirect, and never printed or written. Any refusal writes nothing.
 """
 
 from __future__ import annotations
@@ -30,6 +30,16 @@ MAX_PAGES = 1000  # 100 000 submissions: a Link header that never ends is refuse
 MAX_PAGE_BYTES = 64 << 20
 TIMEOUT_S = 60
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+class NoRedirect(urllib.request.HTTPRedirectHandler):
+    """A redirect is answered as the HTTP error it is: urllib would follow it, the token with it, to any host."""
+
+    def redirect_request(self, *args, **kwargs):
+        return None
+
+
+OPENER = urllib.request.build_opener(NoRedirect)
 
 
 def read_token(token_file: Path | None) -> str:
@@ -92,7 +102,7 @@ def fetch(url: str, token: str) -> tuple[list, str | None]:
         url, headers={"Authorization": f"Bearer {token}", "Accept": "application/json"}
     )
     try:
-        with urllib.request.urlopen(request, timeout=TIMEOUT_S) as response:
+        with OPENER.open(request, timeout=TIMEOUT_S) as response:
             body = response.read(MAX_PAGE_BYTES + 1)
             link = response.headers.get("Link")
     except urllib.error.HTTPError as error:
