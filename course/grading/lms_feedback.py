@@ -34,7 +34,7 @@ from course.layout import Course
 from utils.messages import bilingual
 
 LMSS = ("canvas", "moodle")
-MOODLE_ID, MOODLE_NAME = lms_times.MOODLE_ID, "Full name"
+MOODLE_ID, MOODLE_NAME = lms_times.MOODLE_ID, lms_times.MOODLE_NAME
 GRADE, MAXIMUM, COMMENTS = "Grade", "Maximum Grade", "Feedback comments"
 WORKSHEET_COLUMNS = (MOODLE_ID, MOODLE_NAME, GRADE, MAXIMUM, COMMENTS)
 WORKSHEET_FIX = (
@@ -107,7 +107,7 @@ def read_worksheet(path: Path) -> tuple[list[str], list[dict[str, str]]]:
         lines = []
         for line in reader:
             try:
-                if not participant(line).isdigit() or float(line[MAXIMUM]) <= 0:
+                if not lms_times.participant(line).isdigit() or float(line[MAXIMUM]) <= 0:
                     raise ValueError
             except (TypeError, ValueError):
                 problem = (
@@ -117,10 +117,6 @@ def read_worksheet(path: Path) -> tuple[list[str], list[dict[str, str]]]:
                 raise semester.setting_error(path, reader.line_num, problem, WORKSHEET_FIX) from None
             lines.append(line)
     return header, lines
-
-
-def participant(line: dict[str, str]) -> str:
-    return (line[MOODLE_ID] or "").removeprefix("Participant").strip()
 
 
 def moodle_folder(name: str, user: str) -> str:
@@ -135,7 +131,7 @@ def write_moodle(
     """`feedback_<unit>.zip` and `worksheet_<unit>.csv`: how many students' feedback it holds, and who was left
     out and why (a participant the roster does not know, a student with pages not in the worksheet)."""
     header, lines = read_worksheet(worksheet)
-    people = [lms_import.Submitter(participant(line), line[MOODLE_NAME] or "") for line in lines]
+    people = [lms_import.Submitter(lms_times.participant(line), line[MOODLE_NAME] or "") for line in lines]
     lms_import.identify(people, roster, "moodle")
     found, remarks, rates = lms.table(course), hand_comments(course, unit), lms.penalty_rates(course)
     into.mkdir(parents=True, exist_ok=True)
