@@ -155,3 +155,29 @@ def test_moodle_folder_names_hold_no_separator_of_their_own():
     assert os.sep not in lms_feedback.moodle_folder("/", "7") and lms_feedback.moodle_folder(
         "", "7"
     ).startswith("Participant_7_")
+
+
+def test_a_participant_renamed_as_a_classmate_gets_neither_their_feedback_nor_their_grade(
+    course, tmp_path, capsys
+):
+    """Attack (it failed before: both folders held Bob's page, as the refused participants kept his id): Moodle
+    may let a student edit their name. The worksheet lists every participant, so one renamed "Bob Wang"
+    reads as the same roster student as Bob: both are refused, none guessed, and Bob's page and grade go to no one
+    (he is named, to be given his feedback by hand)."""
+    worksheet = tmp_path / "worksheet.csv"
+    text = WORKSHEET.read_text(encoding="utf-8-sig")
+    worksheet.write_text(
+        text
+        + '"Participant 3309","Bob Wang",mallory@uni.example.edu,"Submitted for grading",,100.00,Yes,-,-,\n',
+        encoding="utf-8",
+    )
+    into = tmp_path / "out"
+    assert lms_feedback.main(course, "moodle", "01", into, course.root / "roster.csv", worksheet) == 1
+    out = capsys.readouterr().out
+    assert "Bob Wang (3302): " in out and "Bob Wang (3309): " in out and "map to the student bob" in out
+    assert "not in the worksheet" not in out
+    with zipfile.ZipFile(into / f"feedback_{UNIT}.zip") as archive:
+        assert not [name for name in archive.namelist() if "Bob Wang" in name]
+    lines = worksheet_lines(into / f"worksheet_{UNIT}.csv")
+    assert lines["Participant 3309"]["Grade"] == lines["Participant 3302"]["Grade"] == ""
+    assert lines["Participant 3309"]["Feedback comments"] == ""

@@ -138,7 +138,7 @@ def write_moodle(
     partial = into / f"feedback_{unit}.zip.partial"
     with zipfile.ZipFile(partial, "w", zipfile.ZIP_DEFLATED) as archive:
         for line, person in zip(lines, people, strict=True):
-            if person.student in pages and unit in found.totals.get(person.student, {}):
+            if not person.result and person.student in pages and unit in found.totals.get(person.student, {}):
                 for page in pages[person.student]:
                     archive.write(page, f"{moodle_folder(person.name, person.user)}/{page.name}")
                 total = found.totals[person.student][unit] / found.possible(unit) * float(line[MAXIMUM])
@@ -150,11 +150,11 @@ def write_moodle(
                     line[key] = neutral.cell(line[key] or "")
     replace_csv(into / f"worksheet_{unit}.csv", header, lines)  # Moodle reads UTF-8, a BOM or not
     partial.replace(into / f"feedback_{unit}.zip")
-    placed = {p.student for p in people if p.student in pages}
+    placed = {p.student for p in people if not p.result and p.student in pages}
     unplaced = [f"{p.name} ({p.user}): {p.result}" for p in people if p.result]
     return len(placed), unplaced + [
         bilingual(f"{s}：评分表中没有此学生", f"{s}: not in the worksheet")
-        for s in sorted(set(pages) - placed)
+        for s in sorted(set(pages) - {p.student for p in people})
     ]
 
 
