@@ -121,30 +121,28 @@ def test_a_token_file_must_be_private(course, canvas, tmp_path, monkeypatch):
         pull(course, canvas.url)
 
 
-def test_the_token_goes_to_the_named_canvas_only(course, monkeypatch):
+@pytest.mark.parametrize(
+    ("hostile", "said", "asked"),
+    [
+        ("next_to", "is not on .*the token is not sent there", 3),  # the last page's next is elsewhere
+        ("redirect", "answered 302", 1),  # urllib followed a redirect with the Authorization header
+    ],
+)
+def test_the_token_goes_to_the_named_canvas_only(course, monkeypatch, hostile, said, asked):
     """Attacks: a next page on another host (here another port), a redirect there. Before the origin check and
     before redirects were refused, the token was sent there; now the pull is refused, the other server sees
     nothing and nothing is written."""
     monkeypatch.setenv(lms_pull.TOKEN_ENV, TOKEN)
     elsewhere = FakeCanvas()
-    canvas = FakeCanvas(next_to=elsewhere.url)
+    canvas = FakeCanvas(**{hostile: elsewhere.url})
     try:
-        with pytest.raises(ValueError, match="is not on .*the token is not sent there"):
+        with pytest.raises(ValueError, match=said):
             pull(course, canvas.url)
-        assert elsewhere.requests == [] and len(canvas.requests) == 3
+        assert elsewhere.requests == [] and len(canvas.requests) == asked
     finally:
         canvas.close()
         elsewhere.close()
     assert not lms_pull.output_path(course, UNIT).exists()
-    elsewhere = FakeCanvas()
-    canvas = FakeCanvas(redirect=elsewhere.url)  # urllib follows a redirect with the Authorization header
-    try:
-        with pytest.raises(ValueError, match="answered 302"):
-            pull(course, canvas.url)
-        assert elsewhere.requests == [] and len(canvas.requests) == 1
-    finally:
-        canvas.close()
-        elsewhere.close()
     with pytest.raises(ValueError, match="must be an https:// address"):
         pull(course, "http://canvas.example.edu")  # the token in the clear: refused before any request
 
