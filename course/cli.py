@@ -500,6 +500,7 @@ def run_export(args) -> int:
     roster, canvas, moodle = (Path(a) if a else None for a in (args.roster, args.canvas, args.moodle))
     if roster is None and (course.root / "roster.csv").is_file():
         roster = course.root / "roster.csv"
+    refuse_mixed_export(args)
     if args.feedback_for:
         return run_lms_feedback(args, course, roster or course.root / "roster.csv")
     if roster:
@@ -508,6 +509,26 @@ def run_export(args) -> int:
     return lms.export(
         course, roster, canvas, moodle, args.moodle_key, mapping, lms_gradebook, args.missing_as_zero
     )
+
+
+def refuse_mixed_export(args) -> None:
+    """`export` writes grades or (`--feedback-for`) feedback: an option of the other is refused, never ignored."""
+    from utils.messages import bilingual
+
+    grades = ("--canvas", "--moodle", "--columns", "--lms-gradebook", "--missing-as-zero")
+    feedback = ("--unit", "--worksheet", "--into")
+    given = [name for name in grades + feedback if getattr(args, name[2:].replace("-", "_"))]
+    if args.feedback_for and (wrong := [name for name in given if name in grades]):
+        raise ValueError(
+            bilingual(
+                f"--feedback-for 只写反馈；{wrong} 属于成绩导出：分两次运行 export",
+                f"--feedback-for writes feedback only; {wrong} belong to the grades export: run export twice",
+            )
+        )
+    if not args.feedback_for and (wrong := [name for name in given if name in feedback]):
+        raise ValueError(
+            bilingual(f"{wrong} 只与 --feedback-for 一起使用", f"{wrong} go with --feedback-for only")
+        )
 
 
 def run_lms_feedback(args, course, roster: Path) -> int:

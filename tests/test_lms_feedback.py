@@ -67,6 +67,7 @@ def test_moodle_feedback_zip_and_worksheet_with_grades_and_comments(course, tmp_
     status = lms_feedback.main(course, "moodle", "01", into, course.root / "roster.csv", WORKSHEET)
     out = capsys.readouterr().out
     assert status == 1 and "Zhang Wei (3304)" in out and "unknown student" in out  # not in the roster: named
+    assert "not graded by hand yet (0 in the grade, said in the comment): ['bob', 'carol']" in out
     with zipfile.ZipFile(into / f"feedback_{UNIT}.zip") as archive:
         members = {name: archive.read(name).decode() for name in archive.namelist()}
     assert members == {  # Moodle's download names: the participant id of this assignment, from the worksheet
@@ -106,6 +107,17 @@ def test_canvas_feedback_folders_by_canvas_download_naming(course, tmp_path, cap
     assert (folder / "wangbob_102_feedback" / f"wangbob_102_feedback_{NB}.html").read_text() == (
         "<p>feedback of bob</p>"
     )
+
+
+def test_a_grades_option_with_feedback_for_or_a_feedback_option_without_is_refused(
+    course, monkeypatch, capsys
+):
+    monkeypatch.setattr(cli, "_course", lambda *a, **k: course)
+    assert cli.main(["export", "--feedback-for", "canvas", "--unit", "01", "--canvas", "c.csv"]) == 2
+    assert "['--canvas'] belong to the grades export" in capsys.readouterr().out
+    assert cli.main(["export", "--unit", "01", "--worksheet", "w.csv"]) == 2
+    assert "['--unit', '--worksheet'] go with --feedback-for only" in capsys.readouterr().out
+    assert not (course.root / "lms_feedback").exists() and not (course.root / "grades_by_cell.csv").exists()
 
 
 def test_stale_feedback_is_refused_before_anything_is_written(course, tmp_path):

@@ -151,6 +151,14 @@ def write_moodle(
     replace_csv(into / f"worksheet_{unit}.csv", header, lines)  # Moodle reads UTF-8, a BOM or not
     partial.replace(into / f"feedback_{unit}.zip")
     placed = {p.student for p in people if not p.result and p.student in pages}
+    ours = [c.name for c in found.columns if c.unit == unit]
+    if waiting := sorted(s for s in placed if any(found.cells[s].get(name) is None for name in ours)):
+        print(
+            bilingual(
+                f"书面回答尚待人工评分（成绩中计 0 分，评语中写明）：{waiting}",
+                f"written answers not graded by hand yet (0 in the grade, said in the comment): {waiting}",
+            )
+        )
     unplaced = [f"{p.name} ({p.user}): {p.result}" for p in people if p.result]
     return len(placed), unplaced + [
         bilingual(f"{s}：评分表中没有此学生", f"{s}: not in the worksheet")
