@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from pipeline_fixture import FIXTURE, FIXTURE_COURSE, UNIT
 
-from course import cli
+from course import cli, demo, release
 from course.grading import lms_import, semester
 from course.layout import Course
 
@@ -402,3 +402,33 @@ def test_a_group_member_is_not_placed_when_the_groups_submission_is_refused(cour
     assert "not a valid notebook" in people["104"].result
     assert "not placed: the group's submitter 104 was not placed" in people["103"].result
     assert not (into / "carol").exists() and not (into / "chen2").exists()
+
+
+@pytest.mark.heavy  # two pairs graded (~1 min on CI's 2 cores); the placing alone is tested above, in seconds
+def test_a_canvas_group_is_graded_and_exported_for_every_member(tmp_path):
+    """Issue 46 item 1: a group's one submission, placed for both members, is graded for each and exported for
+    each, in Canvas's gradebook CSV with the same score."""
+    from course.grading import grade, lms
+
+    course = Course(tmp_path / "course", FIXTURE_COURSE.wrong)
+    shutil.copytree(FIXTURE / "source", course.source)
+    (course.root / "roster.csv").write_text(ROSTER, encoding="utf-8")
+    release.build(FIXTURE_COURSE, [UNIT], tmp_path / "release")
+    roster = tmp_path / "class.toml"
+    roster.write_text('[[student]]\nid = "team"\nmistakes = 1\n', encoding="utf-8")
+    demo.build_class(FIXTURE_COURSE, tmp_path / "release", roster, tmp_path / "class", [UNIT])
+    handed_in = {
+        f"lialice_LATE_101_48213377_{path.name}": path.read_bytes()
+        for path in (tmp_path / "class" / "team" / UNIT).glob("*.ipynb")
+    }
+    into = import_with_times(course, tmp_path, handed_in, str(LMS_RECORDS / "canvas_group_submissions.json"))
+    selection = grade.Selection(timestamps=into / "timestamps.csv")
+    rows = {row.student: row for row in grade.grade(course, into, timeout=300, selection=selection)}
+    assert (
+        sorted(rows) == ["alice", "bob"]
+        and 0 < rows["alice"].score == rows["bob"].score < rows["bob"].max_score
+    )
+    lms.export(course, course.root / "roster.csv", tmp_path / "canvas.csv", None, "idnumber")
+    with (tmp_path / "canvas.csv").open(newline="", encoding="utf-8") as f:
+        scores = {line["Student"]: line[UNIT] for line in csv.DictReader(f)}
+    assert scores["Alice Li"] == scores["Bob Wang"] != "" and scores["Chen Jing"] == ""
