@@ -83,7 +83,7 @@ def test_moodle_feedback_zip_and_worksheet_with_grades_and_comments(course, tmp_
     assert alice["Grade"] == "37.50"  # (3 + 2) of 12, 10% off for a day late, on Moodle's scale of 100
     assert bob["Grade"] == "22.50" and lines["Participant 3304"]["Grade"] == ""  # no submission: unchanged
     comment = alice["Feedback comments"]
-    assert f"{NB}/test_memory_model: 1 / 4" in comment and "late penalty: 10%" in comment
+    assert f"{NB}/test_memory_model: 1 / 4<br>\n" in comment and "late penalty: 10%<br>\n" in comment
     assert f"{NB}/{WRITTEN}: 2 / 3 — &lt;b&gt;clear&lt;/b&gt; accounting\\x1b[31m" in comment  # plain, inert
     assert f"{WRITTEN}: needs manual grading / 3" in bob["Feedback comments"]
     assert (

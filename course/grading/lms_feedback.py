@@ -5,9 +5,9 @@ out as the LMS takes them back.
   per student named as Moodle's own download names it (`Full Name_<participant id>_assignsubmission_file_/`, the
   name's `_` written as a space, as Moodle does), holding the student's pages; and `worksheet_<unit>.csv`, the
   assignment's grading worksheet (`--worksheet`, "Download grading worksheet") with `Grade` (the unit's total after
-  the late penalty, scaled to the worksheet's `Maximum Grade`) and `Feedback comments` (plain text: the points of
-  every graded cell, the hand-grader's comments, the late penalty) filled, for "Upload grading worksheet". Moodle's
-  participant ids change with every assignment: the worksheet gives this one's, and its names are matched to the
+  the late penalty, scaled to the worksheet's `Maximum Grade`) and `Feedback comments` (text made inert: the points
+  of every graded cell, the hand-grader's comments, the late penalty, a line each) filled, for "Upload grading
+  worksheet". Moodle's participant ids change with every assignment: the worksheet gives this one's, and its names are matched to the
   roster as `course import` matches them (course/grading/lms_import.py).
 - Canvas (no bulk feedback upload, no comments in its gradebook CSV): `canvas_feedback_<unit>/`, one folder per
   student named by Canvas's download naming (`<lastfirst>_<user id>_feedback/`, the user id the roster's
@@ -76,7 +76,8 @@ def summary(
     found: lms.Table, student: str, unit: str, remarks: dict[tuple[str, str, str], str], rate: float
 ) -> str:
     """Plain text for the LMS's comment box: each graded cell's points (and the hand-grader's comment), the late
-    penalty, the total; every line printable, never a formula, and HTML-escaped (Moodle shows it as HTML)."""
+    penalty, the total; every line printable, HTML-escaped and ended by `<br>` (Moodle stores the column as HTML, where
+    a line break alone shows as a space), never a formula."""
     lines = []
     for column in (c for c in found.columns if c.unit == unit):
         stem = column.notebook.removesuffix(".ipynb")
@@ -90,7 +91,7 @@ def summary(
     lines.append(
         f"总分 / total: {lms.number(found.totals[student][unit])} / {lms.number(found.possible(unit))}"
     )
-    return inert(html.escape("\n".join(neutral.visible(line) for line in lines), quote=False))
+    return inert("<br>\n".join(html.escape(neutral.visible(line), quote=False) for line in lines))
 
 
 def read_worksheet(path: Path) -> tuple[list[str], list[dict[str, str]]]:
