@@ -17,6 +17,7 @@ from nbgrader.api import Gradebook
 
 from course import cli
 from course.grading import feedback_inputs, gradebook_db, lms_feedback, semester
+from course.grading.grade import grading_lock
 
 WORKSHEET = Path(__file__).resolve().parent / "fixtures" / "lms" / "moodle_worksheet.csv"  # made-up students
 ROSTER = "student_id,name,canvas_id\nalice,Alice Li,101\nbob,Bob Wang,102\ncarol,Chen Jing,\n"
@@ -130,6 +131,9 @@ def test_stale_feedback_is_refused_before_anything_is_written(course, tmp_path):
         with pytest.raises(ValueError, match=f"out of date.*bob/{UNIT}.*course feedback 01"):
             lms_feedback.main(course, lms, "01", into, course.root / "roster.csv", WORKSHEET)
     assert not into.exists()
+    with grading_lock(course, "course grade"):  # a grading run under way: refused, not read half-way
+        with pytest.raises(ValueError, match="another course command is writing"):
+            lms_feedback.main(course, "canvas", "01", into, course.root / "roster.csv", None)
     shutil.rmtree(course.feedback / "carol")  # a page that is gone is stale too
     with pytest.raises(ValueError, match=f"carol/{UNIT}"):
         lms_feedback.main(course, "canvas", "01", into, course.root / "roster.csv", None)

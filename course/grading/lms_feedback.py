@@ -29,6 +29,7 @@ from pathlib import Path
 from course import neutral
 from course.grading import feedback, feedback_inputs, gradebook_db, lms, lms_import, lms_times, semester
 from course.grading.atomic import replace_csv
+from course.grading.grade import grading_lock
 from course.grading.handgrade import inert
 from course.layout import Course
 from utils.messages import bilingual
@@ -215,13 +216,16 @@ def main(
     gradebook_db.settle(course)
     if worksheet is not None:
         read_worksheet(worksheet)  # checked before anything is written
-    pages = current_pages(course, unit)
-    if lms_name == "moodle":
-        count, left_out = write_moodle(course, unit, into, roster, worksheet, pages)
-        written = [into / f"feedback_{unit}.zip", into / f"worksheet_{unit}.csv"]
-    else:
-        count, left_out = write_canvas(unit, into, roster, pages)
-        written = [into / f"canvas_feedback_{unit}"]
+    with grading_lock(
+        course, "course export --feedback-for"
+    ):  # no grading or hand grade changes it meanwhile
+        pages = current_pages(course, unit)
+        if lms_name == "moodle":
+            count, left_out = write_moodle(course, unit, into, roster, worksheet, pages)
+            written = [into / f"feedback_{unit}.zip", into / f"worksheet_{unit}.csv"]
+        else:
+            count, left_out = write_canvas(unit, into, roster, pages)
+            written = [into / f"canvas_feedback_{unit}"]
     print(
         bilingual(
             f"{count} 名学生的反馈：{', '.join(map(str, written))}",
