@@ -94,13 +94,9 @@ def kill_after_first_pair(course: Course) -> None:
     log = course.autograded / "grading.log"
     deadline = time.monotonic() + 240
     jobs = Path(tempfile.gettempdir()).glob  # the grader's job folder: killed between two pairs, it has none
-    while (
-        time.monotonic() < deadline
-        and first.poll() is None
-        and not (
-            "########" in (log.read_text() if log.exists() else "")
-            and any(jobs(f"{runner.JOB_PREFIX}{first.pid}-*"))
-        )
+    while time.monotonic() < deadline and first.poll() is None and not (
+        "########" in (log.read_text() if log.exists() else "")
+        and any(jobs(f"{runner.JOB_PREFIX}{first.pid}-*"))
     ):
         time.sleep(0.2)  # wait until the first student's unit is graded and the next one's job has begun
     assert first.poll() is None, first.communicate()[0]
