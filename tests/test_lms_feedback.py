@@ -25,7 +25,7 @@ SUBMITTED = "2026-03-07T10:00:00+00:00"  # a day late: due 2026-03-06T23:59 UTC,
 SEMESTER = '[late]\npenalty_per_day = 0.1\n[due]\n"01" = 2026-03-06T23:59:00\n'
 GRADES_COLUMNS = ["student_id", "unit", "score", "submitted_at", "late", "late_by", "penalty_rate", "penalty"]
 GRADES_COLUMNS += ["final_score"]
-COMMENT = "<b>clear</b> accounting\x1b[31m"  # a hand-grader's comment: HTML and a terminal escape
+COMMENT = "<b>clear</b> accounting\x1b[31m\n\nsee the peak"  # a hand-grader's: HTML, an escape, lines
 
 
 @pytest.fixture(scope="module")
@@ -85,7 +85,10 @@ def test_moodle_feedback_zip_and_worksheet_with_grades_and_comments(course, tmp_
     assert bob["Grade"] == "22.50" and lines["Participant 3304"]["Grade"] == ""  # no submission: unchanged
     comment = alice["Feedback comments"]
     assert f"{NB}/test_memory_model: 1 / 4<br>\n" in comment and "late penalty: 10%<br>\n" in comment
-    assert f"{NB}/{WRITTEN}: 2 / 3 — &lt;b&gt;clear&lt;/b&gt; accounting\\x1b[31m" in comment  # plain, inert
+    assert (
+        f"{NB}/{WRITTEN}: 2 / 3 — &lt;b&gt;clear&lt;/b&gt; accounting\\x1b[31m<br>\n    see the peak<br>\n"
+        in comment
+    )
     assert f"{WRITTEN}: needs manual grading / 3" in bob["Feedback comments"]
     assert (
         alice["Last modified (submission)"] == "Saturday, 7 March 2026, 3:03 AM"

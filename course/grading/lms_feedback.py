@@ -76,17 +76,19 @@ def hand_comments(course: Course, unit: str) -> dict[tuple[str, str, str], str]:
 def summary(
     found: lms.Table, student: str, unit: str, remarks: dict[tuple[str, str, str], str], rate: float
 ) -> str:
-    """Plain text for the LMS's comment box: each graded cell's points (and the hand-grader's comment), the late
+    """Text for the LMS's comment box: each graded cell's points (and the hand-grader's comment), the late
     penalty, the total; every line printable, HTML-escaped and ended by `<br>` (Moodle stores the column as HTML, where
     a line break alone shows as a space), never a formula."""
     lines = []
     for column in (c for c in found.columns if c.unit == unit):
         stem = column.notebook.removesuffix(".ipynb")
         score = lms.number(found.cells[student].get(column.name))
-        line = f"{stem}/{column.grade_id}: {score} / {lms.number(column.points)}"
-        if remark := remarks.get((student, stem, column.grade_id)):
-            line += f" — {remark}"
-        lines.append(line)
+        first, *more = remarks.get((student, stem, column.grade_id), "").splitlines() or [""]
+        lines.append(
+            f"{stem}/{column.grade_id}: {score} / {lms.number(column.points)}"
+            + (f" — {first}" if first else "")
+        )
+        lines += [f"    {remark}" for remark in more if remark.strip()]  # a composed comment's other lines
     if rate:
         lines.append(f"迟交扣分 / late penalty: {rate:.0%}")
     lines.append(
