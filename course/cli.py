@@ -135,6 +135,23 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="未提交的单元导出为 0（默认留空，LMS 保留原值）/ export a unit not submitted as 0 (default: blank)",
     )
+    export.add_argument(
+        "--feedback-for",
+        choices=["canvas", "moodle"],
+        help="改为写出一个单元（--unit）的反馈，按 LMS 收回的格式（Moodle 还需 --worksheet）/ instead, write one "
+        "unit's (--unit) feedback as the LMS takes it back (Moodle: also --worksheet)",
+    )
+    export.add_argument("--unit", help="--feedback-for 的单元 / the unit of --feedback-for")
+    export.add_argument(
+        "--worksheet",
+        help="Moodle 作业的评分表 CSV（“下载评分工作表”）：写回成绩与反馈评语 / the Moodle assignment's grading "
+        "worksheet CSV: written back with grades and feedback comments",
+    )
+    export.add_argument(
+        "--into",
+        help="--feedback-for 的输出文件夹（默认课程文件夹的 lms_feedback/）/ where --feedback-for writes "
+        "(default: lms_feedback/ in the course folder)",
+    )
     add_db_option(export)
     export.set_defaults(run=run_export)
 
@@ -160,6 +177,8 @@ def build_parser() -> argparse.ArgumentParser:
         "Moodle's grading worksheet CSV; written to FOLDER/timestamps.csv",
     )
     lms_import.set_defaults(run=run_import)
+
+    add_lms_parser(sub)
 
     regrade = sub.add_parser(
         "regrade", help="重评一名学生的一个单元并记录申请 / regrade one student's unit and log the request"
@@ -349,6 +368,35 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def add_lms_parser(sub) -> None:
+    """`lms pull`: the LMS's records fetched through its API (course.grading.lms_pull)."""
+    lms = sub.add_parser("lms", help="从 LMS 的 API 取记录 / fetch records through the LMS's API")
+    steps = lms.add_subparsers(dest="step", required=True)
+    pull = steps.add_parser(
+        "pull",
+        help="用令牌取 Canvas 一个作业的 submissions JSON（提交时间），存入课程文件夹 / fetch one Canvas "
+        "assignment's submissions JSON (submission times) into the course folder, with a token",
+    )
+    pull.add_argument(
+        "--url", required=True, help="Canvas 的地址 / Canvas's address, e.g. https://canvas.uni.edu"
+    )
+    pull.add_argument(
+        "--course", required=True, dest="course_id", help="Canvas 的课程 id / Canvas's course id"
+    )
+    pull.add_argument("--assignment", required=True, help="Canvas 的作业 id / Canvas's assignment id")
+    pull.add_argument("--unit", required=True, help="这次作业的单元 / the assignment's unit")
+    pull.add_argument(
+        "--token-file",
+        help="只有你能读的令牌文件（chmod 600；默认 $FLASH_CANVAS_TOKEN）/ a token file only you can read "
+        "(chmod 600; default: $FLASH_CANVAS_TOKEN)",
+    )
+    pull.set_defaults(
+        run=lambda args: _lms_pull().main(
+            _course(), args.url, args.course_id, args.assignment, args.unit, args.token_file
+        )
+    )
+
+
 def add_handgrade_parser(sub) -> None:
     """`handgrade export|import|rescore`: written answers graded by rubric in spreadsheets (course.grading.handgrade)."""
     handgrade = sub.add_parser(
@@ -452,12 +500,46 @@ def run_export(args) -> int:
     roster, canvas, moodle = (Path(a) if a else None for a in (args.roster, args.canvas, args.moodle))
     if roster is None and (course.root / "roster.csv").is_file():
         roster = course.root / "roster.csv"
+    refuse_mixed_export(args)
+    if args.feedback_for:
+        return run_lms_feedback(args, course, roster or course.root / "roster.csv")
     if roster:
         lms.read_roster(roster)  # checked before anything is written
     mapping, lms_gradebook = (Path(a) if a else None for a in (args.columns, args.lms_gradebook))
     return lms.export(
         course, roster, canvas, moodle, args.moodle_key, mapping, lms_gradebook, args.missing_as_zero
     )
+
+
+def refuse_mixed_export(args) -> None:
+    """`export` writes grades or (`--feedback-for`) feedback: an option of the other is refused, never ignored."""
+    from utils.messages import bilingual
+
+    grades = ("--canvas", "--moodle", "--columns", "--lms-gradebook", "--missing-as-zero")
+    feedback = ("--unit", "--worksheet", "--into")
+    given = [name for name in grades + feedback if getattr(args, name[2:].replace("-", "_"))]
+    if args.feedback_for and (wrong := [name for name in given if name in grades]):
+        raise ValueError(
+            bilingual(
+                f"--feedback-for 只写反馈；{wrong} 属于成绩导出：分两次运行 export",
+                f"--feedback-for writes feedback only; {wrong} belong to the grades export: run export twice",
+            )
+        )
+    if not args.feedback_for and (wrong := [name for name in given if name in feedback]):
+        raise ValueError(
+            bilingual(f"{wrong} 只与 --feedback-for 一起使用", f"{wrong} go with --feedback-for only")
+        )
+
+
+def run_lms_feedback(args, course, roster: Path) -> int:
+    from course.grading import lms_feedback
+    from utils.messages import bilingual
+
+    if not args.unit:
+        raise ValueError(bilingual("--feedback-for 需要 --unit", "--feedback-for needs --unit"))
+    into = Path(args.into) if args.into else course.root / "lms_feedback"
+    worksheet = Path(args.worksheet) if args.worksheet else None
+    return lms_feedback.main(course, args.feedback_for, args.unit, into, roster, worksheet)
 
 
 def run_import(args) -> int:
@@ -680,6 +762,12 @@ def _lms():
     from course.grading import lms
 
     return lms
+
+
+def _lms_pull():
+    from course.grading import lms_pull
+
+    return lms_pull
 
 
 def _handgrade():

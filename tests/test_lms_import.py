@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from pipeline_fixture import FIXTURE, FIXTURE_COURSE, UNIT
 
-from course import cli
+from course import cli, demo, release
 from course.grading import lms_import, semester
 from course.layout import Course
 
@@ -354,3 +354,81 @@ def test_a_moodle_student_renamed_as_a_classmate_is_not_placed_as_them(course, t
     members = {"Alice Li_3399_assignsubmission_file_/softmax.ipynb": notebook("mallory")}
     into = import_with_times(course, tmp_path, members, str(worksheet))
     assert not (into / "alice").exists()
+
+
+def test_a_canvas_group_submission_is_placed_for_every_member(course, tmp_path):
+    """A Canvas group assignment's download holds one submission per group, under the member who handed it in;
+    the submissions JSON (`include[]=group`, as `course lms pull` fetches it) names every member's group: each is
+    given the group's notebooks and time, so each is graded and exported. Before, only the submitter was placed."""
+    members = {
+        "lialice_LATE_101_48213377_softmax.ipynb": notebook("team A"),
+        "chenjing_104_48213380_softmax.ipynb": notebook("team B"),
+    }
+    into = import_with_times(course, tmp_path, members, str(LMS_RECORDS / "canvas_group_submissions.json"))
+    for student, team in [("alice", "team A"), ("bob", "team A"), ("chen2", "team B"), ("carol", "team B")]:
+        assert json.loads((into / student / UNIT / "softmax.ipynb").read_text())["metadata"]["marker"] == team
+    lines = {line["lms_user"]: line for line in report(into)}
+    result = lines["102"]["result"]
+    assert (
+        result.startswith("placed; 小组 Team A") and "group Team A (5101), handed in by 101 (alice)" in result
+    )
+    assert lines["102"]["late"] == "yes" and "105" not in lines  # 105 is in no group and handed nothing in
+    assert timestamps(into)["bob"] == "2026-03-07T04:12:31+00:00" == timestamps(into)["alice"]
+
+
+def test_a_moodle_group_submission_is_placed_for_every_member(course, tmp_path):
+    """Moodle names a group's folder `<group>-<Full Name>_<participant id>_…`; the worksheet's `Group` column
+    names the members: the group's name is dropped before the roster is read, and Bob gets Alice's notebook."""
+    members = {"Team A-Alice Li_3301_assignsubmission_file_/softmax.ipynb": notebook("team A")}
+    into = import_with_times(course, tmp_path, members, str(LMS_RECORDS / "moodle_group_worksheet.csv"))
+    for student in ("alice", "bob"):
+        assert (
+            json.loads((into / student / UNIT / "softmax.ipynb").read_text())["metadata"]["marker"]
+            == "team A"
+        )
+    assert sorted(p.name for p in into.iterdir() if p.is_dir()) == ["alice", "bob"]
+
+
+def test_a_group_member_is_not_placed_when_the_groups_submission_is_refused(course, tmp_path):
+    download = make_zip(tmp_path / "d.zip", {"chenjing_104_48213380_softmax.ipynb": b"{not a notebook"})
+    into = tmp_path / "uploads"
+    records = (LMS_RECORDS / "canvas_group_submissions.json", dt.UTC)
+    people = {
+        p.user: p
+        for p in lms_import.import_zip(
+            course, download, UNIT, into, course.root / "roster.csv", records=records
+        )[0]
+    }
+    assert "not a valid notebook" in people["104"].result
+    assert "not placed: the group's submitter 104 was not placed" in people["103"].result
+    assert not (into / "carol").exists() and not (into / "chen2").exists()
+
+
+@pytest.mark.heavy  # two pairs graded (~1 min on CI's 2 cores); the placing alone is tested above, in seconds
+def test_a_canvas_group_is_graded_and_exported_for_every_member(tmp_path):
+    """Issue 46 item 1: a group's one submission, placed for both members, is graded for each and exported for
+    each, in Canvas's gradebook CSV with the same score."""
+    from course.grading import grade, lms
+
+    course = Course(tmp_path / "course", FIXTURE_COURSE.wrong)
+    shutil.copytree(FIXTURE / "source", course.source)
+    (course.root / "roster.csv").write_text(ROSTER, encoding="utf-8")
+    release.build(FIXTURE_COURSE, [UNIT], tmp_path / "release")
+    roster = tmp_path / "class.toml"
+    roster.write_text('[[student]]\nid = "team"\nmistakes = 1\n', encoding="utf-8")
+    demo.build_class(FIXTURE_COURSE, tmp_path / "release", roster, tmp_path / "class", [UNIT])
+    handed_in = {
+        f"lialice_LATE_101_48213377_{path.name}": path.read_bytes()
+        for path in (tmp_path / "class" / "team" / UNIT).glob("*.ipynb")
+    }
+    into = import_with_times(course, tmp_path, handed_in, str(LMS_RECORDS / "canvas_group_submissions.json"))
+    selection = grade.Selection(timestamps=into / "timestamps.csv")
+    rows = {row.student: row for row in grade.grade(course, into, timeout=300, selection=selection)}
+    assert (
+        sorted(rows) == ["alice", "bob"]
+        and 0 < rows["alice"].score == rows["bob"].score < rows["bob"].max_score
+    )
+    lms.export(course, course.root / "roster.csv", tmp_path / "canvas.csv", None, "idnumber")
+    with (tmp_path / "canvas.csv").open(newline="", encoding="utf-8") as f:
+        scores = {line["Student"]: line[UNIT] for line in csv.DictReader(f)}
+    assert scores["Alice Li"] == scores["Bob Wang"] != "" and scores["Chen Jing"] == ""

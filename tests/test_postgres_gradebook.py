@@ -3,6 +3,7 @@ starts (Debian's `postgresql`, initdb/pg_ctl in a temporary folder) with the sco
 graders at once both land; a grading run killed inside a merge's transaction loses nothing and the next run
 completes; a wrong URL or password is a clear bilingual error and grades nothing."""
 
+import csv
 import glob
 import json
 import os
@@ -418,3 +419,32 @@ def test_hand_grading_by_sheets_into_postgresql(server, tmp_path, capsys):
     assert feedback.refresh(course, [UNIT01]) == ([("bob", UNIT01)], [])
     page = (course.feedback / "bob" / UNIT01 / "memory_bottleneck.html").read_text(encoding="utf-8")
     assert f"✓ +1 {found.items[0].criterion[:20]}" in page and "pending" not in page.split('class="cell ')[0]
+
+
+def test_feedback_back_through_moodle_reads_postgresql(server, tmp_path):
+    """`export --feedback-for moodle` (issue 46 item 1) reads the grades, the hand-grader's comment and the pages'
+    inputs from a gradebook on PostgreSQL; the pages are stand-ins, their inputs recorded as `course grade` does."""
+    from handgrade_fixture import ANSWERS, NB, WRITTEN, make_course
+    from handgrade_fixture import UNIT as UNIT01
+
+    from course.grading import lms_feedback
+
+    url = new_database(server, "lmsfeedback")
+    course = make_course(tmp_path / "course", ROOT, url)
+    with Gradebook(gradebook_db.sqlalchemy_url(url), COURSE_ID) as gb:
+        gb.find_grade(WRITTEN, NB, UNIT01, "alice").manual_score = 2
+        gb.find_comment(WRITTEN, NB, UNIT01, "alice").manual_comment = "clear"
+        gb.db.commit()
+    roster = course.root / "roster.csv"
+    roster.write_text("student_id,name\nalice,Alice Li\nbob,Bob Wang\ncarol,Chen Jing\n", encoding="utf-8")
+    for student in ANSWERS:
+        (course.feedback / student / UNIT01).mkdir(parents=True)
+        (course.feedback / student / UNIT01 / f"{NB}.html").write_text(student, encoding="utf-8")
+    feedback_inputs.record_made(course, [(s, UNIT01) for s in ANSWERS])
+    worksheet = ROOT / "tests" / "fixtures" / "lms" / "moodle_worksheet.csv"
+    assert (
+        lms_feedback.main(course, "moodle", "01", tmp_path / "out", roster, worksheet) == 1
+    )  # Zhang Wei: unknown
+    with (tmp_path / "out" / f"worksheet_{UNIT01}.csv").open(newline="", encoding="utf-8") as f:
+        alice = next(line for line in csv.DictReader(f) if line["Identifier"] == "Participant 3301")
+    assert alice["Grade"] == "41.67" and f"{WRITTEN}: 2 / 3 — clear" in alice["Feedback comments"]  # 5 of 12

@@ -11,6 +11,11 @@ classmate poses as another), is refused naming them. A file whose LMS added a `-
 of a one-notebook unit under another name, takes the unit's notebook name; of several files taking one name (handed
 in again: `-1`, `-2`), the last is placed and the others are listed in the report.
 
+A group assignment's download holds one submission per group (Canvas: under the name of the member who handed
+it in; Moodle: `<group>-<Full Name>_…`): with `--times`, the LMS's records name every member's group (Canvas's
+submissions JSON fetched with `include[]=group`, as `course lms pull` fetches it; the `Group` column of Moodle's
+worksheet), and each member without files of their own is given the group's, so each is graded and exported.
+
 The zip is read member by member through intake (course/grading/intake.py): its limits, refusals and atomic
 placing hold here too, and the download itself is never changed. A student the roster does not know, a file in
 neither layout, a refused submission: each is listed on screen and in `FOLDER/lms_import_<unit>.csv`, never dropped
@@ -56,6 +61,8 @@ class Submitter:
     result: str = ""  # "placed", or why not (bilingual)
     older: list[str] = field(default_factory=list)  # files left out for a later resubmission of the same name
     submitted: dt.datetime | None = None  # when, by the LMS's records (`--times`)
+    group: str = ""  # a group assignment's group, by the LMS's records
+    source: Submitter | None = None  # a group member without files of their own: the group's submitter
 
 
 def detect(names: list[str]) -> str:
@@ -89,6 +96,36 @@ def submitters(archive: zipfile.ZipFile, layout: str) -> tuple[list[Submitter], 
         person.late = person.late or bool(match.groupdict().get("late"))
         person.members.append((match["file"], info))
     return list(found.values()), stray
+
+
+def group_members(
+    people: list[Submitter], groups: dict[str, tuple[str, str]], layout: str
+) -> list[Submitter]:
+    """The members of each submitter's group (`groups`: the LMS's records, `lms_times.read_groups`) who have no
+    files of their own in the download, each given the group's files; Moodle's `<group>-` before a name dropped."""
+    here = {person.user for person in people}
+    members = []
+    for person in people:
+        person.group = groups.get(person.user, ("", ""))[0]
+        if not person.group:
+            continue
+        if layout == "moodle":
+            person.name = person.name.removeprefix(person.group.replace("_", " ") + "-")
+        for user, (group, name) in sorted(groups.items()):
+            if group == person.group and user not in here:
+                here.add(user)
+                members.append(
+                    Submitter(user, name, person.late, list(person.members), group=group, source=person)
+                )
+    return members
+
+
+def group_note(person: Submitter) -> list[str]:
+    """Whose files a group member was given (none: no note)."""
+    if person.source is None:
+        return []
+    by = f"{person.source.user} ({person.source.student})"
+    return [bilingual(f"小组 {person.group}，由 {by} 提交", f"group {person.group}, handed in by {by}")]
 
 
 def as_read(name: str) -> str:
@@ -267,10 +304,17 @@ def import_zip(
         if layout == "auto":
             layout = detect([info.filename for info in archive.infolist() if not info.is_dir()])
         times = lms_times.read_times(records[0], layout, records[1]) if records else {}
+        groups = lms_times.read_groups(records[0], layout) if records else {}
         into.mkdir(parents=True, exist_ok=True)
         people, stray = submitters(archive, layout)
+        people += group_members(people, groups, layout)  # after the submitters: placed after theirs
         identify(people, roster, layout)
         for person in people:
+            if person.source and not person.source.result.startswith("placed"):
+                person.result = person.result or bilingual(
+                    f"未放入：小组的提交者 {person.source.user} 未被放入",
+                    f"not placed: the group's submitter {person.source.user} was not placed",
+                )
             if person.result:
                 continue
             try:
@@ -284,8 +328,8 @@ def import_zip(
             except intake.Refused as error:
                 person.result = str(error)
             else:
-                person.result = "; ".join(["placed", *notes, *older_note(person)])
-                person.submitted = times.get(person.user)
+                person.result = "; ".join(["placed", *notes, *older_note(person), *group_note(person)])
+                person.submitted = times.get(person.user) or (person.source and person.source.submitted)
     if records:
         placed = {p.student: p.submitted for p in people if p.result.startswith("placed") and p.submitted}
         lms_times.write_times(into, unit, placed)

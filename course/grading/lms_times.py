@@ -19,12 +19,14 @@ from __future__ import annotations
 import csv
 import datetime as dt
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
 from course.grading import semester
 from course.grading.atomic import replace_csv
 
 MOODLE_ID, MOODLE_TIME = "Identifier", "Last modified (submission)"
+MOODLE_NAME, MOODLE_GROUP = "Full name", "Group"
 TIMES_FILE = "timestamps.csv"
 FIX = {
     "canvas": (
@@ -47,7 +49,8 @@ def read_times(path: Path, layout: str, zone: dt.tzinfo) -> dict[str, dt.datetim
     return canvas_times(path) if layout == "canvas" else moodle_times(path, zone)
 
 
-def canvas_times(path: Path) -> dict[str, dt.datetime]:
+def canvas_records(path: Path) -> list:
+    """The submissions of Canvas's JSON, checked to be a list."""
     try:
         submissions = json.loads(path.read_text(encoding="utf-8-sig"))
     except (ValueError, UnicodeDecodeError) as error:
@@ -56,8 +59,12 @@ def canvas_times(path: Path) -> dict[str, dt.datetime]:
     if not isinstance(submissions, list):
         problem = ("不是提交的列表", "not a list of submissions")
         raise semester.setting_error(path, None, problem, FIX["canvas"])
+    return submissions
+
+
+def canvas_times(path: Path) -> dict[str, dt.datetime]:
     times = {}
-    for number, submission in enumerate(submissions, start=1):
+    for number, submission in enumerate(canvas_records(path), start=1):
         try:
             user, when = str(submission["user_id"]), submission["submitted_at"]
             if when is not None:
@@ -71,8 +78,8 @@ def canvas_times(path: Path) -> dict[str, dt.datetime]:
     return times
 
 
-def moodle_times(path: Path, zone: dt.tzinfo) -> dict[str, dt.datetime]:
-    times = {}
+def moodle_lines(path: Path) -> Iterator[tuple[int, dict[str, str]]]:
+    """(line number, line) of Moodle's worksheet, its header checked first."""
     with path.open(newline="", encoding="utf-8-sig") as f:
         reader = csv.DictReader(f)
         header = reader.fieldnames or []
@@ -83,17 +90,44 @@ def moodle_times(path: Path, zone: dt.tzinfo) -> dict[str, dt.datetime]:
             )
             raise semester.setting_error(path, 1, problem, FIX["moodle"])
         for line in reader:
-            participant = (line[MOODLE_ID] or "").removeprefix("Participant").strip()
-            when = (line[MOODLE_TIME] or "").strip()
-            try:
-                if not participant.isdigit():
-                    raise ValueError(f"{MOODLE_ID} {line[MOODLE_ID]!r}")
-                if when not in ("", "-"):
-                    times[participant] = semester.parse_time(when, zone)
-            except (ValueError, OverflowError) as error:
-                problem = (f"无法读取：{error}", f"cannot be read: {error}")
-                raise semester.setting_error(path, reader.line_num, problem, FIX["moodle"]) from None
+            yield reader.line_num, line
+
+
+def participant(line: dict[str, str]) -> str:
+    """A worksheet line's participant id ("Participant 3301": "3301")."""
+    return (line[MOODLE_ID] or "").removeprefix("Participant").strip()
+
+
+def moodle_times(path: Path, zone: dt.tzinfo) -> dict[str, dt.datetime]:
+    times = {}
+    for number, line in moodle_lines(path):
+        who, when = participant(line), (line[MOODLE_TIME] or "").strip()
+        try:
+            if not who.isdigit():
+                raise ValueError(f"{MOODLE_ID} {line[MOODLE_ID]!r}")
+            if when not in ("", "-"):
+                times[who] = semester.parse_time(when, zone)
+        except (ValueError, OverflowError) as error:
+            problem = (f"无法读取：{error}", f"cannot be read: {error}")
+            raise semester.setting_error(path, number, problem, FIX["moodle"]) from None
     return times
+
+
+def read_groups(path: Path, layout: str) -> dict[str, tuple[str, str]]:
+    """{LMS id: (its group, its name in the records)} of a group assignment's students: Canvas's submissions JSON
+    fetched with `include[]=group` (a submission's `group`, its id null when none) or Moodle's worksheet of a group
+    assignment (its `Group` column); empty for an individual assignment. Read after `read_times` checked the file."""
+    if layout == "canvas":
+        return {
+            str(submission["user_id"]): (f"{group.get('name') or ''} ({group['id']})", "")
+            for submission in canvas_records(path)
+            if isinstance(group := submission.get("group"), dict) and group.get("id") is not None
+        }
+    return {
+        participant(line): (group, line.get(MOODLE_NAME) or "")
+        for _, line in moodle_lines(path)
+        if (group := (line.get(MOODLE_GROUP) or "").strip()) not in ("", "-")
+    }
 
 
 def write_times(into: Path, unit: str, found: dict[str, dt.datetime]) -> Path:
