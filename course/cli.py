@@ -155,9 +155,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     lms_import.add_argument(
         "--times",
-        help="LMS 记录的提交时间：Canvas REST API 的 submissions JSON，或 Moodle 的评分表 CSV；写入 "
-        "FOLDER/timestamps.csv / the LMS's record of submission times: Canvas's submissions JSON (REST API) or "
-        "Moodle's grading worksheet CSV; written to FOLDER/timestamps.csv",
+        help="LMS 记录的提交时间：Canvas REST API 的 submissions JSON，或 Moodle 的评分表 CSV（也按其中的邮箱或 ID 号认人）；"
+        "写入 FOLDER/timestamps.csv / the LMS's record of submission times: Canvas's submissions JSON (REST API) or "
+        "Moodle's grading worksheet CSV (whose email address or ID number also says who is who); written to "
+        "FOLDER/timestamps.csv",
     )
     lms_import.set_defaults(run=run_import)
 

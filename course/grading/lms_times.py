@@ -8,6 +8,10 @@
   the Moodle profile that downloaded it, without an offset: it is read in the semester's zone (`semester.toml`'s
   `timezone`, which must be that zone).
 
+The worksheet also says who each Moodle participant is, by the identity fields it shows (`ID number`, `Email
+address`: a student cannot change them alone, unlike the full name the download's folders carry): `course import`
+matches Moodle students by them when it is given (`moodle_identities`).
+
 Both name students by the LMS's id (Canvas's user id, Moodle's participant id), as the download's file names do:
 `course import` maps them to the course's students with the download and writes the times to the class folder's
 `timestamps.csv` (`student_id,unit,timestamp`, the file `course grade --timestamps` reads), one unit's lines
@@ -25,6 +29,8 @@ from course.grading import semester
 from course.grading.atomic import replace_csv
 
 MOODLE_ID, MOODLE_TIME = "Identifier", "Last modified (submission)"
+# Moodle's identity fields, which a student cannot change alone (unlike the full name): {column: the roster's}
+MOODLE_IDENTITIES = {"ID number": "idnumber", "Email address": "email"}
 TIMES_FILE = "timestamps.csv"
 FIX = {
     "canvas": (
@@ -73,6 +79,45 @@ def canvas_times(path: Path) -> dict[str, dt.datetime]:
 
 def moodle_times(path: Path, zone: dt.tzinfo) -> dict[str, dt.datetime]:
     times = {}
+    for number, participant, line in moodle_sheet(path)[1]:
+        when = (line[MOODLE_TIME] or "").strip()
+        try:
+            if when not in ("", "-"):
+                times[participant] = semester.parse_time(when, zone)
+        except (ValueError, OverflowError) as error:
+            problem = (f"无法读取：{error}", f"cannot be read: {error}")
+            raise semester.setting_error(path, number, problem, FIX["moodle"]) from None
+    return times
+
+
+def moodle_identities(path: Path) -> dict[str, dict[str, str]]:
+    """{participant id: {roster column ("idnumber", "email"): value}} of Moodle's grading worksheet at `path`: who
+    each participant is, by the identity fields it shows (at least one of MOODLE_IDENTITIES)."""
+    header, lines = moodle_sheet(path)
+    if not MOODLE_IDENTITIES.keys() & set(header):
+        problem = (
+            f"表头缺少 {' 或 '.join(MOODLE_IDENTITIES)}",
+            f"the header lacks {' or '.join(MOODLE_IDENTITIES)}",
+        )
+        fix = (
+            "在 Moodle 的“显示用户身份”设置中加入电子邮件地址或 ID 号，再下载评分工作表：全名可由学生自己修改，不能用来认人",
+            "add the email address or the ID number to Moodle's 'Show user identity' setting and download the "
+            "grading worksheet again: a student may edit their full name, so it cannot tell who they are",
+        )
+        raise semester.setting_error(path, 1, problem, fix)
+    found = {}
+    for _, participant, line in lines:
+        found[participant] = {
+            column: value.strip()
+            for key, column in MOODLE_IDENTITIES.items()
+            if (value := line.get(key) or "").strip() not in ("", "-")
+        }
+    return found
+
+
+def moodle_sheet(path: Path) -> tuple[list[str], list[tuple[int, str, dict[str, str]]]]:
+    """Moodle's grading worksheet at `path`: its header, and (line number, participant id, line) of each line, the
+    header and every participant checked."""
     with path.open(newline="", encoding="utf-8-sig") as f:
         reader = csv.DictReader(f)
         header = reader.fieldnames or []
@@ -82,18 +127,17 @@ def moodle_times(path: Path, zone: dt.tzinfo) -> dict[str, dt.datetime]:
                 f"the header lacks {MOODLE_ID} or {MOODLE_TIME}",
             )
             raise semester.setting_error(path, 1, problem, FIX["moodle"])
+        lines = []
         for line in reader:
             participant = (line[MOODLE_ID] or "").removeprefix("Participant").strip()
-            when = (line[MOODLE_TIME] or "").strip()
-            try:
-                if not participant.isdigit():
-                    raise ValueError(f"{MOODLE_ID} {line[MOODLE_ID]!r}")
-                if when not in ("", "-"):
-                    times[participant] = semester.parse_time(when, zone)
-            except (ValueError, OverflowError) as error:
-                problem = (f"无法读取：{error}", f"cannot be read: {error}")
-                raise semester.setting_error(path, reader.line_num, problem, FIX["moodle"]) from None
-    return times
+            if not participant.isdigit():
+                problem = (
+                    f"无法读取：{MOODLE_ID} {line[MOODLE_ID]!r}",
+                    f"cannot be read: {MOODLE_ID} {line[MOODLE_ID]!r}",
+                )
+                raise semester.setting_error(path, reader.line_num, problem, FIX["moodle"])
+            lines.append((reader.line_num, participant, line))
+    return header, lines
 
 
 def write_times(into: Path, unit: str, found: dict[str, dt.datetime]) -> Path:
