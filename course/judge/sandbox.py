@@ -292,13 +292,14 @@ def bubblewrap_argv(
     else gets a user namespace in which they are that owner."""
     owner = owner_of(workdir)
     options = ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try"]
-    # bwrap's own pid 1 dies with bwrap and takes the namespace with it (a command that is pid 1 itself outlives
-    # bwrap once setpriv changed its uid: nothing may signal it then)
-    options += ["--die-with-parent", "--hostname", "sandbox"]
+    # pid 1 is the course's init (`sandbox_init`), not bwrap's reaper: it dies with bwrap and takes the namespace
+    # with it (a command that is pid 1 itself outlives bwrap once setpriv changed its uid: nothing may signal it
+    # then), and neither its memory nor its environment can be read, nor can it be traced
+    options += ["--as-pid-1", "--die-with-parent", "--hostname", "sandbox"]
     if os.geteuid() == 0:
         options += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]  # for setpriv below, then none
     else:
-        options += ["--unshare-user", "--uid", str(owner), "--gid", str(owner)]
+        options += ["--unshare-user", "--uid", str(owner), "--gid", str(owner), "--cap-drop", "ALL"]
     # the command's environment is `env` alone: jupyter_client's JPY_PARENT_PID (the grader's pid) would make
     # ipykernel take bwrap's pid 1 for a dead parent and exit
     for name, value in env.items():
@@ -335,7 +336,9 @@ def bubblewrap_argv(
         dropping = ["setpriv", f"--reuid={owner}", f"--regid={owner}", "--clear-groups", "--no-new-privs"]
         dropping += ["--pdeathsig=KILL", "--"]
     launcher = [sys.executable, "-I", "-S", str(Path(__file__).with_name("bwrap_launch.py"))]
-    return [*launcher, tool("bwrap"), str(len(options)), *options, *dropping]
+    init_code = Path(__file__).with_name("sandbox_init.py").read_text(encoding="utf-8")
+    init = [sys.executable, "-I", "-S", "-c", init_code]
+    return [*launcher, tool("bwrap"), str(len(options)), *options, *init, *dropping]
 
 
 def namespaces_argv(
