@@ -614,9 +614,9 @@ def add_weaker_sandbox_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--allow-weaker-sandbox",
         action="store_true",
-        help="没有 bubblewrap 时用较弱的拒绝列表沙箱（unshare）评分，而不是拒绝；也可设 "
-        "FLASH_COURSE_ALLOW_WEAKER_SANDBOX=1 / where bubblewrap does not work, grade under the weaker deny-list "
-        "sandbox (unshare) instead of refusing; or set FLASH_COURSE_ALLOW_WEAKER_SANDBOX=1",
+        help="没有 bubblewrap 时用较弱的沙箱（unshare）评分，而不是拒绝；也可设 "
+        "FLASH_COURSE_ALLOW_WEAKER_SANDBOX=1 / where bubblewrap does not work, grade under the weaker sandbox "
+        "(unshare) instead of refusing; or set FLASH_COURSE_ALLOW_WEAKER_SANDBOX=1",
     )
 
 

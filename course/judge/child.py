@@ -119,7 +119,6 @@ class Child:
         module_source: str,
         settings: dict,
         mechanism: str,
-        extra_hidden: list[Path] = (),
         triton_cache: Path | None = None,
         owner: int | None = None,
     ):
@@ -129,7 +128,7 @@ class Child:
         self.triton_cache = triton_cache
         (self.work / "in").mkdir()
         (self.work / "student_code.py").write_text(module_source, encoding="utf-8")
-        self.settings, self.mechanism, self.extra_hidden = settings, mechanism, list(extra_hidden)
+        self.settings, self.mechanism = settings, mechanism
         self.process: subprocess.Popen | None = None
         self.calls = 0
         self.run_time_code: set[str] = set()  # what its answers said the student's code made at run time
@@ -141,7 +140,6 @@ class Child:
             [sys.executable, "-m", "utils.judged.run", str(self.work), str(write_end)],
             self.work,
             self.mechanism,
-            self.extra_hidden,
             triton_cache=self.triton_cache,
         )
         self.log = open(self.work / "child.log", "ab")  # noqa: SIM115 (closed in stop)
