@@ -172,9 +172,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     lms_import.add_argument(
         "--times",
-        help="LMS 记录的提交时间：Canvas REST API 的 submissions JSON，或 Moodle 的评分表 CSV；写入 "
-        "FOLDER/timestamps.csv / the LMS's record of submission times: Canvas's submissions JSON (REST API) or "
-        "Moodle's grading worksheet CSV; written to FOLDER/timestamps.csv",
+        help="LMS 记录的提交时间：Canvas REST API 的 submissions JSON，或 Moodle 的评分表 CSV（也按其中的邮箱或 ID 号认人）；"
+        "写入 FOLDER/timestamps.csv / the LMS's record of submission times: Canvas's submissions JSON (REST API) or "
+        "Moodle's grading worksheet CSV (whose email address or ID number also says who is who); written to "
+        "FOLDER/timestamps.csv",
     )
     lms_import.set_defaults(run=run_import)
 
@@ -695,9 +696,9 @@ def add_weaker_sandbox_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--allow-weaker-sandbox",
         action="store_true",
-        help="没有 bubblewrap 时用较弱的拒绝列表沙箱（unshare）评分，而不是拒绝；也可设 "
-        "FLASH_COURSE_ALLOW_WEAKER_SANDBOX=1 / where bubblewrap does not work, grade under the weaker deny-list "
-        "sandbox (unshare) instead of refusing; or set FLASH_COURSE_ALLOW_WEAKER_SANDBOX=1",
+        help="没有 bubblewrap 时用较弱的沙箱（unshare）评分，而不是拒绝；也可设 "
+        "FLASH_COURSE_ALLOW_WEAKER_SANDBOX=1 / where bubblewrap does not work, grade under the weaker sandbox "
+        "(unshare) instead of refusing; or set FLASH_COURSE_ALLOW_WEAKER_SANDBOX=1",
     )
 
 

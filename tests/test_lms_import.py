@@ -282,8 +282,12 @@ def test_submission_times_come_from_canvas_submissions_json(course, tmp_path, ca
 
 def test_submission_times_come_from_moodles_grading_worksheet_in_the_semesters_zone(course, tmp_path):
     """Moodle's grading worksheet ("Last modified (submission)", written without an offset in the downloader's
-    zone, "-" for none; a UTF-8 BOM first) read in semester.toml's time zone."""
+    zone, "-" for none; a UTF-8 BOM first) read in semester.toml's time zone; its email addresses say who is who."""
     (course.root / "semester.toml").write_text('timezone = "Asia/Shanghai"\n')
+    (course.root / "roster.csv").write_text(
+        "student_id,name,email\nalice,Alice Li,alice@uni.example.edu\nbob,Bob Wang,bob@uni.example.edu\n",
+        encoding="utf-8",
+    )
     members = {
         "Alice Li_3301_assignsubmission_file_/softmax.ipynb": notebook("alice"),
         "Bob Wang_3302_assignsubmission_file_/softmax.ipynb": notebook("bob"),
@@ -332,15 +336,10 @@ def test_a_malformed_lms_record_is_refused_and_nothing_is_placed(course, tmp_pat
     assert not into.exists()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="open hole (red team 2026-11-29): a Moodle download is matched to the roster by the participant's name "
-    "alone, which Moodle may let a student edit; one renamed exactly as a classmate who has not submitted is placed "
-    "as that classmate. Fix: read the grading worksheet's Identifier -> Email address and match the roster's email",
-)
 def test_a_moodle_student_renamed_as_a_classmate_is_not_placed_as_them(course, tmp_path):
     """Mallory (participant 3399, mallory@…) renames herself "Alice Li" in Moodle before Alice submits: the grading
-    worksheet, given with the download, says whose participant 3399 is; her notebook must not become Alice's."""
+    worksheet, given with the download, says whose participant 3399 is; her notebook must not become Alice's (before:
+    placed as Alice's, found by the name alone). It is hers, found by the worksheet's email address."""
     (course.root / "roster.csv").write_text(
         "student_id,name,email\nalice,Alice Li,alice@uni.example.edu\nmallory,Mallory Ng,mallory@uni.example.edu\n",
         encoding="utf-8",
@@ -354,6 +353,9 @@ def test_a_moodle_student_renamed_as_a_classmate_is_not_placed_as_them(course, t
     members = {"Alice Li_3399_assignsubmission_file_/softmax.ipynb": notebook("mallory")}
     into = import_with_times(course, tmp_path, members, str(worksheet))
     assert not (into / "alice").exists()
+    assert (
+        json.loads((into / "mallory" / UNIT / "softmax.ipynb").read_text())["metadata"]["marker"] == "mallory"
+    )
 
 
 def test_a_canvas_group_submission_is_placed_for_every_member(course, tmp_path):
@@ -432,3 +434,46 @@ def test_a_canvas_group_is_graded_and_exported_for_every_member(tmp_path):
     with (tmp_path / "canvas.csv").open(newline="", encoding="utf-8") as f:
         scores = {line["Student"]: line[UNIT] for line in csv.DictReader(f)}
     assert scores["Alice Li"] == scores["Bob Wang"] != "" and scores["Chen Jing"] == ""
+
+
+def test_moodle_identities_in_the_worksheet_must_name_one_roster_student(course, tmp_path, capsys):
+    """The worksheet's ID number and email address are matched with the roster's `idnumber` and `email` (case aside):
+    a participant the worksheet lacks, or whose fields name nobody or two students, is refused, never found by name;
+    a worksheet without either field is refused before anything is placed."""
+    (course.root / "roster.csv").write_text(
+        "student_id,name,email,idnumber\n"
+        "alice,Alice Li,alice@uni.example.edu,S1\nbob,Bob Wang,bob@uni.example.edu,S2\n",
+        encoding="utf-8",
+    )
+    header = 'Identifier,"Full name","ID number","Email address","Last modified (submission)"\n'
+    worksheet = tmp_path / "worksheet.csv"
+    worksheet.write_text(
+        header + '"Participant 3301","Alice Li",S1,ALICE@uni.example.edu,-\n'
+        '"Participant 3302","Bob Wang",-,nobody@uni.example.edu,-\n'
+        '"Participant 3303","Carl",S2,alice@uni.example.edu,-\n',
+        encoding="utf-8",
+    )
+    members = {
+        f"{name}_{user}_assignsubmission_file_/softmax.ipynb": notebook(user)
+        for user, name in [("3301", "Bob Wang"), ("3302", "Bob Wang"), ("3303", "Carl"), ("3304", "Alice Li")]
+    }
+    download = make_zip(tmp_path / "download.zip", members)
+    into = tmp_path / "uploads"
+    assert lms_import.main(course, str(download), "01", str(into), None, "auto", str(worksheet)) == 1
+    people = {line["lms_user"]: line for line in report(into)}
+    assert people["3301"]["student_id"] == "alice" and people["3301"]["result"] == "placed"
+    assert (
+        "no roster line" in people["3302"]["result"] and "nobody@uni.example.edu" in people["3302"]["result"]
+    )
+    assert "refused" in people["3303"]["result"] and "alice, bob" in people["3303"]["result"]
+    assert "worksheet has no such participant" in people["3304"]["result"]
+    assert sorted(p.name for p in into.iterdir() if p.is_dir()) == ["alice"]
+    worksheet.write_text(
+        'Identifier,"Full name","Last modified (submission)"\n"Participant 3301","Bob Wang",-\n'
+    )
+    shutil.rmtree(into)
+    with pytest.raises(semester.SettingError, match="Show user identity"):
+        lms_import.main(course, str(download), "01", str(into), None, "auto", str(worksheet))
+    assert not into.exists()
+    lms_import.main(course, str(download), "01", str(into), None, "auto", None)
+    assert "found by their full name, which a student may edit" in capsys.readouterr().out

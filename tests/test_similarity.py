@@ -1,25 +1,32 @@
 """The similarity check compares what is run (issue 45, principle 4): a solution cell handed in as markdown (which
 nbgrader turns back into code) is compared as code; code made at run time (exec of a packed string, code objects
 built by hand) is flagged for review with the reason, since no text comparison sees it; the report quotes a bounded amount
-of each pair's code. The class is checked without being graded (no notebook runs: seconds)."""
+of each pair's code. The class is checked without being graded (no notebook runs: seconds); code made at run time that
+the text hides is seen by the judge's child as it runs (unit 06's judge, two sandboxed children)."""
 
 import base64
 import codecs
+import dataclasses
 import importlib.util
+import io
 import marshal
 import shutil
 import zipfile
 import zlib
 
-import pytest
+import torch
 from pipeline_fixture import FIXTURE, FIXTURE_COURSE, UNIT
 from test_class_review import EVE_LSE, GUS_LSE
 
-from course import notebooks
+from course import ROOT, notebooks
 from course.grading import similarity, submissions
+from course.judge import preprocessor
+from course.judge.core import Cell
+from course.judge.units import UNITS
 from course.layout import Course
 
 NOTEBOOK = "logsumexp.ipynb"
+UNIT06 = ROOT / "source" / "06_flash_attention_pytorch" / "flash_attention_pytorch.ipynb"
 PUBLISHED = submissions.reference_answers(notebooks.read(FIXTURE / "source" / UNIT / NOTEBOOK))["lse_impl"]
 PACKED = base64.b64encode(zlib.compress(PUBLISHED.encode())).decode()
 DYNAMIC = {  # the published answer, run from a string no text comparison reads
@@ -101,8 +108,10 @@ def test_a_solution_cell_handed_in_as_markdown_is_compared_as_code(tmp_path):
 
 
 def test_a_huge_comment_makes_a_bounded_report_that_says_it_was_cut(tmp_path):
-    """One 15 MiB comment made a 525 MiB report: each code a pair quotes is cut, and the report says so."""
-    huge = PUBLISHED.replace("    top = max(xs)", "    # " + "<" * (15 << 20) + "\n    top = max(xs)", 1)
+    """One 15 MiB comment made a 525 MiB report: each code a pair quotes is cut, and the report says so (a comment
+    just under CODE_LIMIT here: longer code is flagged unread, below)."""
+    comment = "<" * (similarity.CODE_LIMIT - 2 * len(PUBLISHED))
+    huge = PUBLISHED.replace("    top = max(xs)", "    # " + comment + "\n    top = max(xs)", 1)
     course = check_class(tmp_path, {"gus_honest": GUS_LSE, "plain": PUBLISHED, "huge": huge})
     report = course.root / similarity.FOLDER / UNIT / "report.html"
     text = report.read_text(encoding="utf-8")
@@ -181,25 +190,53 @@ def test_a_python_file_in_another_source_encoding_is_compared_as_python_reads_it
     assert "the reference solution (solution_cells.py)" in flags(course).get("mallory", ""), flags(course)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="open hole (red team 2026-11-29): the run-time-code check reads names, a deny-list; torch.load unpickles "
-    "(runs what the file names) once an environment variable, named by a computed string, says so. Fix: flag from "
-    "the judge's child as it runs (sys.addaudithook: exec, compile, marshal.loads, pickle.find_class, an import "
-    "of a file the check did not read), not from the text",
-)
-def test_torch_load_told_to_unpickle_by_the_environment_is_flagged(tmp_path):
-    """The published answer pickled beside the notebook (torch.save's legacy format: no zip), loaded by the
-    solution cell after `os.environ.update({"TORCH_FORCE_NO_" + "WEIGHTS_ONLY_LOAD": "1"})`: torch.load then
-    unpickles it whatever its default (tried by hand with torch 2.13), and the check sees two assignments of plain
-    calls; the judge's own scan flags nothing either."""
-    cell = (
-        "import os, torch\n"
-        '_ = os.environ.update({"TORCH_FORCE_NO_" + "WEIGHTS_ONLY_LOAD": "1"})\n'
-        'logsumexp = torch.load("w.bin")'
+class Packed:
+    """Pickled, the published answer: unpickling it evaluates a string that defines `logsumexp` and returns it."""
+
+    def __reduce__(self):
+        return eval, (f"(lambda ns: (exec({PUBLISHED!r}, ns), ns['logsumexp'])[1])({{}})",)
+
+
+def judged_unit06(added: str) -> dict:
+    """Unit 06's reference notebook with `added` at the end of its first solution cell, judged by a stand-in cell
+    (one call into the judge's child, which loads the student's module); the judge's summary."""
+    nb = notebooks.read(UNIT06)
+    first = notebooks.solution_cells(nb)[UNITS[UNIT06.name].student_cells[0]]
+    first.source += "\n" + added
+
+    def check(j):
+        with j.case("p", "the module loads"):
+            j.expect(j.call("math.sqrt", 4.0).result == 2.0, "", "")
+
+    unit = dataclasses.replace(
+        UNITS[UNIT06.name], cells={"test_forward": Cell("test_forward", {"p": 1}, check)}
     )
-    found = flags(check_class(tmp_path, {"gus_honest": GUS_LSE, "mallory": cell}))
-    assert "mallory" in found, found
+    return preprocessor.judge_notebook(nb, unit, "mallory", "salt", "auto")
+
+
+def test_torch_load_told_to_unpickle_by_the_environment_is_flagged():
+    """The published answer pickled (torch.save's legacy format) into the solution cell, loaded after
+    `os.environ.update({"TORCH_FORCE_NO_" + "WEIGHTS_ONLY_LOAD": "1"})`: torch.load then unpickles it whatever its
+    default, and the text shows two assignments of plain calls; neither the similarity check nor the judge's scan
+    flagged it. The judge's child now sees it run (an audit hook): the pair is flagged for review. The reference
+    with a function of its own added is not (the course's code and torch compile and execute for themselves)."""
+    packed = io.BytesIO()
+    torch.save(Packed(), packed, _use_new_zipfile_serialization=False)
+    cell = (
+        "import io, os, torch\n"
+        '_ = os.environ.update({"TORCH_FORCE_NO_" + "WEIGHTS_ONLY_LOAD": "1"})\n'
+        f"logsumexp = torch.load(io.BytesIO({packed.getvalue()!r}))"
+    )
+    assert similarity.made_at_run_time(cell) == set()  # the text alone shows nothing
+    flagged = judged_unit06(cell)
+    score, points = flagged["scores"]["test_forward"]
+    assert score == points  # the module loaded: the answer was usable
+    reasons = " ".join(flagged["reasons"])
+    assert "code made at run time, seen in the judge's child" in reasons and "builtin__.eval" in reasons, (
+        reasons
+    )
+    honest = judged_unit06("def logsumexp(xs):\n    return max(xs)\n")
+    assert honest["scores"] == flagged["scores"] and not honest["flagged"], honest["reasons"]
 
 
 def test_the_reason_names_a_few_places_however_many_there_are(tmp_path):
@@ -233,17 +270,15 @@ def test_the_published_answer_diluted_by_unused_code_is_flagged(tmp_path):
     assert set(found) == {"diluted"}, found
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="open hole (red team 2026-11-29): one student's code is lexed whole, ~27 µs a character for some tokens "
-    "('x' + '.x' * 10**6: 54 s here), so 32 MiB of such Python beside a notebook holds the class's check ~15 min. "
-    "Fix: leave code over a bound (1 MiB; honest code is under 100 KB) out of the comparison and flag it for review",
-)
 def test_code_too_long_to_compare_is_flagged_instead_of_compared(tmp_path):
-    """1.1 MB of Python beside the notebook (digits here, which lex fast: the costly tokens take a minute for
-    2 MB) is compared whole; a bounded check would flag it for review without lexing it."""
+    """1.1 MB of Python beside the notebook (digits here, which lex fast: the costly tokens, `x.x.x…`, took a minute
+    for 2 MB, and one student's 32 MiB held the class's check some 15 minutes) is flagged for review, neither
+    compared nor scanned (before: lexed whole, unflagged). Gus's code is compared as before."""
     helper = tmp_path / "class" / "mallory" / UNIT / "helper.py"
     helper.parent.mkdir(parents=True)
     helper.write_text("x = " + "1" * 1_100_000 + "\n", encoding="utf-8")
     found = flags(check_class(tmp_path, {"gus_honest": GUS_LSE, "mallory": PUBLISHED}))
-    assert "too long" in found.get("mallory", ""), found
+    assert "too long" in found.get("mallory", "") and "review" in found["mallory"], found
+    assert set(found) == {"mallory"}, found
+    compared = tmp_path / "course" / similarity.FOLDER / UNIT / "students"
+    assert sorted(p.name for p in compared.iterdir()) == ["gus_honest.py"]

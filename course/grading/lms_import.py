@@ -5,7 +5,10 @@ Canvas's "Download Submissions" names each file `<lastfirst>_<user id>_<submissi
 for a late one, in any case); Moodle's "Download all submissions" names a folder `<Full Name>_<participant id>_assignsubmission_
 file_/` per student (or, unfolded, prefixes each file with it). The roster (`roster.csv`, see course/grading/lms.py)
 says who is who: Canvas's user id is its `canvas_id`; Moodle's participant id changes with every assignment, so a
-Moodle student is found by the roster's `name` as people read it (NFKC, case, spaces, zero-width characters):
+Moodle student is found through the assignment's grading worksheet (`--times`), whose identity fields (`ID number`,
+`Email address`) are matched with the roster's `idnumber` and `email`: the full name is the student's to edit, and
+one renamed as a classmate would be placed as them. Without the worksheet, a Moodle student is found by the roster's
+`name` as people read it (NFKC, case, spaces, zero-width characters):
 a name read as two roster names, or read as one but written otherwise (a no-break space, the Kelvin sign: how a
 classmate poses as another), is refused naming them. A file whose LMS added a `-1` to its name, or the one notebook
 of a one-notebook unit under another name, takes the unit's notebook name; of several files taking one name (handed
@@ -79,6 +82,15 @@ def detect(names: list[str]) -> str:
     return "moodle" if moodle >= canvas else "canvas"
 
 
+def detected(archive: zipfile.ZipFile, layout: str) -> str:
+    """`layout`, or the one the download follows where it is "auto"."""
+    return (
+        detect([info.filename for info in archive.infolist() if not info.is_dir()])
+        if layout == "auto"
+        else layout
+    )
+
+
 def submitters(archive: zipfile.ZipFile, layout: str) -> tuple[list[Submitter], list[str]]:
     """The download's students with their files, and the members in neither layout (left out)."""
     pattern = MOODLE if layout == "moodle" else CANVAS
@@ -147,11 +159,19 @@ def disguise(name: str) -> str:
     return ", ".join(f"U+{ord(c):04X} {unicodedata.name(c, '')}".rstrip() for c in odd)
 
 
-def identify(people: list[Submitter], roster: dict[str, dict[str, str]], layout: str) -> None:
-    """Fill in each submitter's course id from the roster (Canvas: canvas_id; Moodle: the name as read,
-    `as_read`), or say why not: a Moodle name read as two roster names, or read as one but written otherwise, is
-    refused naming them (`moodle_match`)."""
-    if layout == "canvas":
+def identify(
+    people: list[Submitter],
+    roster: dict[str, dict[str, str]],
+    layout: str,
+    identities: dict[str, dict[str, str]] | None = None,
+) -> None:
+    """Fill in each submitter's course id from the roster (Canvas: canvas_id; Moodle: the identity fields of its
+    grading worksheet, `identities`, else the name as read, `as_read`), or say why not: a Moodle name read as two
+    roster names, or read as one but written otherwise, is refused naming them (`moodle_match`)."""
+    if layout == "moodle" and identities is not None:
+        for person in people:
+            person.student, person.result = worksheet_match(identities.get(person.user), roster)
+    elif layout == "canvas":
         by_id = {row.get("canvas_id", "").strip(): student for student, row in roster.items()}
         for person in people:
             person.student = by_id.get(person.user, "") if person.user else ""
@@ -190,6 +210,36 @@ def moodle_match(name: str, candidates: list[str], roster: dict[str, dict[str, s
     else:
         return candidates[0], ""
     return "", visible(bilingual(f"拒收，一份也不猜：{why[0]}", f"refused, none is guessed: {why[1]}"))
+
+
+def worksheet_match(identity: dict[str, str] | None, roster: dict[str, dict[str, str]]) -> tuple[str, str]:
+    """(the student, "") whom a Moodle participant's identity fields in the grading worksheet ({roster column:
+    value}) name in the roster, or ("", why not): none, or several (each field must name the same student)."""
+    if identity is None:
+        return "", bilingual(
+            "未知学生：评分工作表中没有这个参与者",
+            "unknown student: the grading worksheet has no such participant",
+        )
+    found = sorted(
+        student
+        for student, row in roster.items()
+        if any(
+            value.casefold() == (row.get(column) or "").strip().casefold()
+            for column, value in identity.items()
+        )
+    )
+    if len(found) == 1:
+        return found[0], ""
+    shown = visible(", ".join(f"{column} {value}" for column, value in identity.items()))
+    if not found:
+        return "", bilingual(
+            f"未知学生：名单中没有评分工作表给出的 {shown}",
+            f"unknown student: no roster line has the grading worksheet's {shown}",
+        )
+    return "", bilingual(
+        f"拒收，一份也不猜：评分工作表的 {shown} 对应名单中的 {', '.join(found)}",
+        f"refused, none is guessed: the grading worksheet's {shown} name {', '.join(found)} of the roster",
+    )
 
 
 def written(row: dict[str, str]) -> str:
@@ -301,14 +351,14 @@ def import_zip(
     if not zipfile.is_zipfile(download):
         raise ValueError(bilingual(f"不是 zip 文件：{download}", f"not a zip file: {download}"))
     with zipfile.ZipFile(download) as archive:
-        if layout == "auto":
-            layout = detect([info.filename for info in archive.infolist() if not info.is_dir()])
+        layout = detected(archive, layout)
         times = lms_times.read_times(records[0], layout, records[1]) if records else {}
         groups = lms_times.read_groups(records[0], layout) if records else {}
+        identities = lms_times.moodle_identities(records[0]) if records and layout == "moodle" else None
         into.mkdir(parents=True, exist_ok=True)
         people, stray = submitters(archive, layout)
         people += group_members(people, groups, layout)  # after the submitters: placed after theirs
-        identify(people, roster, layout)
+        identify(people, roster, layout, identities)
         for person in people:
             if person.source and not person.source.result.startswith("placed"):
                 person.result = person.result or bilingual(
@@ -364,6 +414,15 @@ def main(
         print(visible(f"{person.name} ({person.user}): {person.result}"))
     for name in stray:
         print(bilingual(f"略过（不是 LMS 的格式）：{name}", f"left out (not in the LMS's layout): {name}"))
+    with zipfile.ZipFile(download) as archive:
+        if not records and detected(archive, layout) == "moodle":
+            print(
+                bilingual(
+                    "注意：没有评分工作表（--times），Moodle 学生只按全名认出，而全名学生可以自己修改；请给出评分工作表，按电子邮件或 ID 号认人",
+                    "note: without the grading worksheet (--times), Moodle students were found by their full name, "
+                    "which a student may edit; give the worksheet to find them by email address or ID number",
+                )
+            )
     if records:
         untimed = [p.student for p in placed if p.submitted is None]
         print(

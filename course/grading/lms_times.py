@@ -8,6 +8,10 @@
   the Moodle profile that downloaded it, without an offset: it is read in the semester's zone (`semester.toml`'s
   `timezone`, which must be that zone).
 
+The worksheet also says who each Moodle participant is, by the identity fields it shows (`ID number`, `Email
+address`: a student cannot change them alone, unlike the full name the download's folders carry): `course import`
+matches Moodle students by them when it is given (`moodle_identities`).
+
 Both name students by the LMS's id (Canvas's user id, Moodle's participant id), as the download's file names do:
 `course import` maps them to the course's students with the download and writes the times to the class folder's
 `timestamps.csv` (`student_id,unit,timestamp`, the file `course grade --timestamps` reads), one unit's lines
@@ -19,7 +23,6 @@ from __future__ import annotations
 import csv
 import datetime as dt
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 from course.grading import semester
@@ -27,6 +30,8 @@ from course.grading.atomic import replace_csv
 
 MOODLE_ID, MOODLE_TIME = "Identifier", "Last modified (submission)"
 MOODLE_NAME, MOODLE_GROUP = "Full name", "Group"
+# Moodle's identity fields, which a student cannot change alone (unlike the full name): {column: the roster's}
+MOODLE_IDENTITIES = {"ID number": "idnumber", "Email address": "email"}
 TIMES_FILE = "timestamps.csv"
 FIX = {
     "canvas": (
@@ -78,8 +83,47 @@ def canvas_times(path: Path) -> dict[str, dt.datetime]:
     return times
 
 
-def moodle_lines(path: Path) -> Iterator[tuple[int, dict[str, str]]]:
-    """(line number, line) of Moodle's worksheet, its header checked first."""
+def moodle_times(path: Path, zone: dt.tzinfo) -> dict[str, dt.datetime]:
+    times = {}
+    for number, participant, line in moodle_sheet(path)[1]:
+        when = (line[MOODLE_TIME] or "").strip()
+        try:
+            if when not in ("", "-"):
+                times[participant] = semester.parse_time(when, zone)
+        except (ValueError, OverflowError) as error:
+            problem = (f"无法读取：{error}", f"cannot be read: {error}")
+            raise semester.setting_error(path, number, problem, FIX["moodle"]) from None
+    return times
+
+
+def moodle_identities(path: Path) -> dict[str, dict[str, str]]:
+    """{participant id: {roster column ("idnumber", "email"): value}} of Moodle's grading worksheet at `path`: who
+    each participant is, by the identity fields it shows (at least one of MOODLE_IDENTITIES)."""
+    header, lines = moodle_sheet(path)
+    if not MOODLE_IDENTITIES.keys() & set(header):
+        problem = (
+            f"表头缺少 {' 或 '.join(MOODLE_IDENTITIES)}",
+            f"the header lacks {' or '.join(MOODLE_IDENTITIES)}",
+        )
+        fix = (
+            "在 Moodle 的“显示用户身份”设置中加入电子邮件地址或 ID 号，再下载评分工作表：全名可由学生自己修改，不能用来认人",
+            "add the email address or the ID number to Moodle's 'Show user identity' setting and download the "
+            "grading worksheet again: a student may edit their full name, so it cannot tell who they are",
+        )
+        raise semester.setting_error(path, 1, problem, fix)
+    found = {}
+    for _, participant, line in lines:
+        found[participant] = {
+            column: value.strip()
+            for key, column in MOODLE_IDENTITIES.items()
+            if (value := line.get(key) or "").strip() not in ("", "-")
+        }
+    return found
+
+
+def moodle_sheet(path: Path) -> tuple[list[str], list[tuple[int, str, dict[str, str]]]]:
+    """Moodle's grading worksheet at `path`: its header, and (line number, participant id, line) of each line, the
+    header and every participant checked."""
     with path.open(newline="", encoding="utf-8-sig") as f:
         reader = csv.DictReader(f)
         header = reader.fieldnames or []
@@ -89,28 +133,22 @@ def moodle_lines(path: Path) -> Iterator[tuple[int, dict[str, str]]]:
                 f"the header lacks {MOODLE_ID} or {MOODLE_TIME}",
             )
             raise semester.setting_error(path, 1, problem, FIX["moodle"])
+        lines = []
         for line in reader:
-            yield reader.line_num, line
+            who = participant(line)
+            if not who.isdigit():
+                problem = (
+                    f"无法读取：{MOODLE_ID} {line[MOODLE_ID]!r}",
+                    f"cannot be read: {MOODLE_ID} {line[MOODLE_ID]!r}",
+                )
+                raise semester.setting_error(path, reader.line_num, problem, FIX["moodle"])
+            lines.append((reader.line_num, who, line))
+    return header, lines
 
 
 def participant(line: dict[str, str]) -> str:
     """A worksheet line's participant id ("Participant 3301": "3301")."""
     return (line[MOODLE_ID] or "").removeprefix("Participant").strip()
-
-
-def moodle_times(path: Path, zone: dt.tzinfo) -> dict[str, dt.datetime]:
-    times = {}
-    for number, line in moodle_lines(path):
-        who, when = participant(line), (line[MOODLE_TIME] or "").strip()
-        try:
-            if not who.isdigit():
-                raise ValueError(f"{MOODLE_ID} {line[MOODLE_ID]!r}")
-            if when not in ("", "-"):
-                times[who] = semester.parse_time(when, zone)
-        except (ValueError, OverflowError) as error:
-            problem = (f"无法读取：{error}", f"cannot be read: {error}")
-            raise semester.setting_error(path, number, problem, FIX["moodle"]) from None
-    return times
 
 
 def read_groups(path: Path, layout: str) -> dict[str, tuple[str, str]]:
@@ -124,8 +162,8 @@ def read_groups(path: Path, layout: str) -> dict[str, tuple[str, str]]:
             if isinstance(group := submission.get("group"), dict) and group.get("id") is not None
         }
     return {
-        participant(line): (group, line.get(MOODLE_NAME) or "")
-        for _, line in moodle_lines(path)
+        who: (group, line.get(MOODLE_NAME) or "")
+        for _, who, line in moodle_sheet(path)[1]
         if (group := (line.get(MOODLE_GROUP) or "").strip()) not in ("", "-")
     }
 

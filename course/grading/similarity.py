@@ -7,7 +7,8 @@ functions, changing comments or spacing does not hide a copy); what the release 
 cells' signatures and docstrings) is left out. The HTML report goes to `similarity/<unit>/report.html` in the
 course root; a student whose code matches another's, or the reference, above the threshold is flagged for
 review in grades.csv (`flag_reasons`), never marked down: short exercises can look alike by honest work, and
-only a person decides. The flag stays while the student's solution cells stay as they were checked (a later
+only a person decides. Code made at run time, which no comparison reads, and code too long to compare in bounded
+time (over CODE_LIMIT characters) are flagged for review too. The flag stays while the student's solution cells stay as they were checked (a later
 `course grade` keeps it; a changed submission drops it until the next check).
 """
 
@@ -79,6 +80,9 @@ UNREAD = "compiled code or a zip archive, not read"
 REASON_PLACES = (
     5  # cells or files a reason names (one student's 1,000 files made a 400 KB cell of grades.csv)
 )
+# Characters of one student's code of a unit that are compared and scanned: lexing and walking the code costs some
+# 30 µs a character (1 MiB: about half a minute); honest code is under 100 KB, and longer code is flagged unread
+CODE_LIMIT = 1 << 20
 QUOTED = 20_000  # characters of one student's (or reference's) code the report quotes in one pair
 PAIRS_QUOTED = 5  # pairs the report quotes for one student, the closest first (the flags count them all)
 # A line IPython runs as a magic or shell command (`%time f()`, `x = !ls`): the text it runs after the name
@@ -130,8 +134,22 @@ def python_text(path: Path) -> str:
 
 def student_code(course: Course, folder: Path, student: str, unit: str) -> str:
     """The student's solution cells of the unit as one text ("" when none is found)."""
-    cells = student_cells(course, folder, student, unit)
+    return joined(student_cells(course, folder, student, unit))
+
+
+def joined(cells: list[tuple[str, str, str]]) -> str:
     return "\n".join(f"# --- {notebook} {gid}\n{source.rstrip()}\n" for notebook, gid, source in cells)
+
+
+def too_long_reason(code: str) -> str | None:
+    """Why the code is to be reviewed unread, being over CODE_LIMIT; None: it is not."""
+    if len(code) <= CODE_LIMIT:
+        return None
+    return bilingual(
+        f"相似度：代码太长（{len(code):,} 个字符，上限 {CODE_LIMIT:,}），没有比较也没有检查，请复核",
+        f"similarity: the code is too long to compare ({len(code):,} characters, at most {CODE_LIMIT:,}): neither "
+        "compared nor scanned; review it",
+    )
 
 
 def made_at_run_time(source: str) -> set[str]:
@@ -281,11 +299,12 @@ def unit_students(folder: Path, unit: str) -> list[str]:
 
 
 def run_time_reasons(course: Course, folder: Path, unit: str) -> dict[str, str]:
-    """{student: why} of the unit's students whose solution cells make code at run time."""
+    """{student: why} of the unit's students whose solution cells make code at run time, or are too long to read."""
     found = {}
     for student in unit_students(folder, unit):
+        cells = student_cells(course, folder, student, unit)
         unread = unread_code(folder / student / unit)
-        if why := run_time_reason(student_cells(course, folder, student, unit), unread):
+        if why := too_long_reason(joined(cells)) or run_time_reason(cells, unread):
             found[student] = why
     return found
 
@@ -310,7 +329,8 @@ def compare(course: Course, folder: Path, unit: str, threshold: float) -> tuple[
     for made in (students, references, given):
         made.mkdir(parents=True)
     for student in unit_students(folder, unit):
-        if code := student_code(course, folder, student, unit):
+        code = student_code(course, folder, student, unit)
+        if code and not too_long_reason(code):
             (students / f"{student}.py").write_text(code, encoding="utf-8")
     if not any(students.iterdir()):
         return [], None
@@ -495,8 +515,8 @@ def check(course: Course, folder: Path, units: list[str], threshold: float) -> l
             if run_time:
                 print(
                     bilingual(
-                        f"  运行时生成代码，待复核：{', '.join(run_time)}",
-                        f"  code made at run time, to review: {', '.join(run_time)}",
+                        f"  运行时生成代码或代码太长，待复核：{', '.join(run_time)}",
+                        f"  code made at run time or too long to read, to review: {', '.join(run_time)}",
                     )
                 )
             found += matched

@@ -1,10 +1,11 @@
 """Start bwrap with nothing of the host on its command line or in its environment.
 
-`python -I -S bwrap_launch.py BWRAP N OPTION... COMMAND...`: bwrap's pid 1 (its reaper, a copy of bwrap) is a
-process the sandbox sees, its command line always readable there and its environment where the sandbox shares its
-uid. So bwrap is started with an empty environment (the command's comes as `--setenv` options) and its N options
-(the mounts' host paths) are handed over in a memfd (`--args`, which bwrap closes once it has read them); what
-remains on its command line is `BWRAP --args FD -- COMMAND`, the command being what the sandbox runs anyway.
+`python -I -S bwrap_launch.py BWRAP N OPTION... COMMAND...`: bwrap's options name the mounts' host paths, and the
+sandbox's pid 1 (the course's init, `course.judge.sandbox_init`, which bwrap's sandboxed process becomes by exec)
+is a process the sandbox sees, its command line always readable there. So bwrap is started with an empty environment
+(the command's comes as `--setenv` options) and its N options are handed over in a memfd (`--args`, which bwrap
+closes once it has read them); what remains on bwrap's command line is `BWRAP --args FD -- COMMAND`, outside the
+sandbox, and on its pid 1's the command, which the sandbox runs anyway.
 """
 
 import os

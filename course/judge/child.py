@@ -24,6 +24,7 @@ from pathlib import Path
 import torch
 
 from course.judge import sandbox
+from course.neutral import visible
 from utils.judged import tensor_files
 from utils.messages import bilingual
 
@@ -31,7 +32,11 @@ ANSWER_LIMIT = 1 << 20  # bytes of one call's JSON answer (and of its tensors' h
 OUTPUT_BASE_LIMIT = 64 << 20  # bytes of one call's tensors, plus OUTPUT_PER_INPUT times the inputs' bytes
 OUTPUT_PER_INPUT = 16
 LOG_TAIL_BYTES = 1 << 16
-REPLY_LINE_LIMIT, REPLY_LINES_LIMIT = 64, 16  # bytes of a call id on the reply pipe; lines in one read
+REPLY_LINE_LIMIT, REPLY_LINES_LIMIT = 64, 16
+RUN_TIME_LIMIT, RUN_TIME_SHOWN = (
+    10,
+    100,
+)  # entries kept of the code made at run time, characters of each  # bytes of a call id on the reply pipe; lines in one read
 
 
 class CallFailed(AssertionError):
@@ -114,7 +119,6 @@ class Child:
         module_source: str,
         settings: dict,
         mechanism: str,
-        extra_hidden: list[Path] = (),
         triton_cache: Path | None = None,
         owner: int | None = None,
     ):
@@ -124,9 +128,10 @@ class Child:
         self.triton_cache = triton_cache
         (self.work / "in").mkdir()
         (self.work / "student_code.py").write_text(module_source, encoding="utf-8")
-        self.settings, self.mechanism, self.extra_hidden = settings, mechanism, list(extra_hidden)
+        self.settings, self.mechanism = settings, mechanism
         self.process: subprocess.Popen | None = None
         self.calls = 0
+        self.run_time_code: set[str] = set()  # what its answers said the student's code made at run time
         self.start_seconds = 0.0  # waited for its starts: sandbox, interpreter, imports, student's module
 
     def start(self) -> None:
@@ -135,7 +140,6 @@ class Child:
             [sys.executable, "-m", "utils.judged.run", str(self.work), str(write_end)],
             self.work,
             self.mechanism,
-            self.extra_hidden,
             triton_cache=self.triton_cache,
         )
         self.log = open(self.work / "child.log", "ab")  # noqa: SIM115 (closed in stop)
@@ -294,6 +298,9 @@ class Child:
     def read_answer(self, call_id: int, target: str) -> Answer:
         try:
             answer = json.loads(read_plain(self.out, f"{call_id}.answer", ANSWER_LIMIT))
+            for entry in answer.get("run_time_code") or []:
+                if len(self.run_time_code) < RUN_TIME_LIMIT:
+                    self.run_time_code.add(visible(str(entry))[:RUN_TIME_SHOWN])
             if not answer.get("ok"):
                 where = str(answer.get("where", ""))
                 raise CallFailed(f"{str(answer.get('error', ''))[:3000]}\n{where[:3000]}".rstrip())

@@ -1,14 +1,13 @@
-"""Inside fresh namespaces (started by `unshare`, see `course.judge.sandbox`): hide, re-bind, drop rights, exec.
+"""Inside fresh namespaces (started by `unshare`, see `course.judge.sandbox`): build a new root, drop rights, exec.
 
 `python -m course.judge.enter SPEC.json`, as root of new mount, PID, IPC and network namespaces (SPEC.json, in the
 working copy, is removed once read):
-1. every path in "hide" gets an empty tmpfs on top, with the given mode (the course, the grader's home,
-   /tmp with other graders' scratch folders, /var/tmp and /dev/shm);
-2. every path in "keep" (the Python environment, the working copy's writable folders) and "read_only" (the
-   working copy, the grader's bytecode) is bound back where it was, outermost first, through a file descriptor
-   opened before step 1, the latter read-only;
-3. a /proc of the new PID namespace replaces the old one (no other process is visible);
-4. the process becomes the grading's own uid (or, when it started unprivileged, enters one more user namespace, which
+1. every host path the new root binds ("root": `sandbox.allow_list`, the same as bubblewrap's) is opened first;
+2. an empty tmpfs at "mount_point" becomes the new root: the system's programs and libraries, the Python environment
+   and the working copy bound read-only (keeping the flags the host's mount has), its writable folders writable, a
+   /proc of the new PID namespace, a /dev of a few devices, a private /tmp and /dev/shm; nothing else of the host;
+3. the process moves into it (`pivot_root`), lets the old root go and makes the new one read-only;
+4. it becomes the grading's own uid (or, when it started unprivileged, enters one more user namespace, which
    locks the mounts) and sets no-new-privileges, then executes "argv" with "env" in "cwd".
 """
 
@@ -22,8 +21,13 @@ import sys
 
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT = 1, 2, 4, 8, 32
 MS_BIND, MS_REC, MS_PRIVATE = 4096, 16384, 1 << 18
+MNT_DETACH = 2
 CLONE_NEWNS, CLONE_NEWUSER = 0x00020000, 0x10000000
 PR_SET_NO_NEW_PRIVS, PR_SET_PDEATHSIG = 38, 1
+PIVOT_ROOT = {"x86_64": 155, "aarch64": 41}  # the system call's number
+DEVICES = ("null", "zero", "full", "random", "urandom", "tty")  # what bwrap's --dev holds
+DEVICE_LINKS = {"fd": "/proc/self/fd", "stdin": "/proc/self/fd/0", "stdout": "/proc/self/fd/1"}
+DEVICE_LINKS |= {"stderr": "/proc/self/fd/2"}
 
 libc = ctypes.CDLL(None, use_errno=True)
 
@@ -39,20 +43,66 @@ def mount(source: str | None, target: str, kind: str | None, flags: int, data: s
     check(libc.mount(encode(source), encode(target), encode(kind), flags, encode(data)), f"mount {target}")
 
 
+def bind(source: str, target: str, read_only: bool) -> None:
+    """Bind `source` (a path, or /proc/self/fd/N) at `target`, made first as a folder or an empty file."""
+    if os.path.isdir(source):
+        os.makedirs(target, exist_ok=True)
+    else:
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        open(target, "a").close()
+    mount(source, target, None, MS_BIND | MS_REC)
+    if read_only:  # keeping the flags the host's mount has (a user namespace may not drop them)
+        kept = os.statvfs(target).f_flag & (MS_NOSUID | MS_NODEV | MS_NOEXEC)
+        mount(None, target, None, MS_BIND | MS_REMOUNT | MS_RDONLY | kept)
+
+
+def filesystem(kind: str, target: str, tmpfs_bytes: int) -> None:
+    """A filesystem of its own at `target`: "proc", "dev" (a tmpfs of a few devices bound from the host) or "tmpfs"."""
+    os.makedirs(target, exist_ok=True)
+    if kind == "proc":
+        mount("proc", target, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+    elif kind == "dev":
+        mount("tmpfs", target, "tmpfs", MS_NOSUID | MS_NOEXEC, "mode=755,size=1m")
+        for name in DEVICES:
+            if os.path.exists(f"/dev/{name}"):
+                bind(f"/dev/{name}", f"{target}/{name}", read_only=False)
+        for name, link in DEVICE_LINKS.items():
+            os.symlink(link, f"{target}/{name}")
+        os.mkdir(f"{target}/shm")  # for the private /dev/shm, mounted next
+        mount(None, target, None, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NOEXEC)
+    else:
+        mount("tmpfs", target, "tmpfs", MS_NOSUID | MS_NODEV, f"mode=1777,size={tmpfs_bytes}")
+
+
+def build_root(spec: dict) -> None:
+    """Make the allow-list root at spec["mount_point"] and move into it."""
+    opened = {
+        target: os.open(source, os.O_PATH)
+        for kind, source, target in spec["root"]
+        if kind in ("ro", "rw", "device")
+    }
+    new = spec["mount_point"].rstrip("/")
+    mount("tmpfs", new, "tmpfs", MS_NOSUID | MS_NODEV, "mode=755,size=16m")
+    for kind, source, target in spec["root"]:
+        if kind == "symlink":
+            os.makedirs(os.path.dirname(new + target), exist_ok=True)
+            os.symlink(source, new + target)
+        elif kind in ("proc", "dev", "tmpfs"):
+            filesystem(kind, new + target, spec["tmpfs_bytes"])
+        else:
+            fd = opened.pop(target)
+            bind(f"/proc/self/fd/{fd}", new + target, read_only=kind == "ro")
+            os.close(fd)
+    os.chdir(new)
+    check(libc.syscall(PIVOT_ROOT[os.uname().machine], b".", b"."), "pivot_root")
+    check(libc.umount2(b".", MNT_DETACH), "umount the old root")
+    os.chdir("/")
+    mount(None, "/", None, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
+
+
 def enter(spec: dict) -> None:
     mount(None, "/", None, MS_REC | MS_PRIVATE)
-    outer_first = sorted(spec["keep"] + spec["read_only"], key=lambda path: path.rstrip("/").count("/"))
-    kept = {path: os.open(path, os.O_PATH | os.O_DIRECTORY) for path in outer_first}
-    for path, mode in spec["hide"].items():
-        mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV, f"mode={mode},size=64m")
-    for path, fd in kept.items():
-        os.makedirs(path, exist_ok=True)
-        mount(f"/proc/self/fd/{fd}", path, None, MS_BIND | MS_REC)
-        os.close(fd)
-        if path in spec["read_only"]:  # keeping the flags the host's mount has
-            kept_flags = os.statvfs(path).f_flag & (MS_NOSUID | MS_NODEV | MS_NOEXEC)
-            mount(None, path, None, MS_BIND | MS_REMOUNT | MS_RDONLY | kept_flags)
-    mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+    build_root(spec)
     if spec["privileged"]:
         os.setgroups([])
         os.setgid(spec["uid"])

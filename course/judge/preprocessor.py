@@ -41,6 +41,16 @@ FLAG_ALTERED = (
 )
 
 
+def run_time_flag(made: list[str]) -> str:
+    """Why a pair is to be reviewed whose code made code at run time in the judge's children (`made`: what,
+    `utils.judged.run_time_code`): no text comparison reads what that code runs."""
+    return bilingual(
+        f"相似度：代码在评审子进程中于运行时生成并执行了代码（{'; '.join(made)}），它执行的内容不在比较之内，请复核",
+        f"similarity: code made at run time, seen in the judge's child ({'; '.join(made)}): what it runs is not "
+        "compared; review it",
+    )
+
+
 def kernel_summary(cell) -> tuple[bool, str]:
     """(passed, one line) of what the notebook's kernel showed in the test cell (its visible self-check)."""
     errors = [o for o in cell.get("outputs", []) if o.get("output_type") == "error"]
@@ -104,8 +114,10 @@ class Judged:
     ended: float = 0.0
 
     def followed_by(self, later: Judged) -> Judged:
-        """This judging with the verdicts of `later`, a judging of the same module's other cells."""
+        """This judging with the verdicts (and any new reasons) of `later`, a judging of the same module's other
+        cells."""
         self.verdicts |= later.verdicts
+        self.reasons += [reason for reason in later.reasons if reason not in self.reasons]
         for name, value in later.stages.items():
             self.stages[name] = self.stages.get(name, 0.0) + value
         self.ended = later.ended
@@ -288,6 +300,8 @@ def judge_cells(
             judged.stages |= triton_stats.stages("judge", triton_cache)
             end_sharing(owner, triton_cache)
     judged.stages |= {"judge child start": sum(each.start_seconds for each in children)}
+    if made := sorted(set().union(*(each.run_time_code for each in children))):
+        judged.reasons.append(run_time_flag(made))
     judged.verdicts = {verdict["grade_id"]: verdict for verdict in verdicts}
     judged.ended = time.monotonic()
     return judged

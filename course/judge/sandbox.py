@@ -6,9 +6,9 @@ only when the instructor names it: `--allow-weaker-sandbox`, `choose(ALLOW_WEAKE
   its links, a few files of /etc), the Python environment read-only, the working copy, and a private /tmp and
   /dev/shm; new user, mount, PID, IPC, network, UTS and cgroup namespaces. On the host the sandbox runs as a uid
   of its own (a fresh one per grading when the grader is root) under resource limits (`prlimit`).
-- "namespaces" (a deny-list, util-linux `unshare` + `course.judge.enter`; only where the instructor names it): the
-  host's tree with the course, the temp folders, the grader's home and /dev/shm covered by empty tmpfs; new mount,
-  PID, IPC and network namespaces, the same uid and limits as above.
+- "namespaces" (weaker, util-linux `unshare` + `course.judge.enter`; only where the instructor names it): the same
+  allow-list root (`allow_list`), built by the launcher itself; new mount, PID, IPC and network namespaces (no UTS or
+  cgroup one, and the student's process is the PID namespace's pid 1), the same uid and limits as above.
 - "none": the command runs directly; only when the instructor asks for it (`--no-sandbox`).
 The writable folders of a working copy belong to the sandbox's uid (mode 0700); nothing is world-writable.
 """
@@ -34,7 +34,7 @@ from course.judge.environment import inside, outermost, python_paths
 from utils.messages import bilingual
 
 MECHANISMS = ("bubblewrap", "namespaces", "none")
-ALLOW_WEAKER = "allow-weaker"  # a request: bubblewrap where it works, else the deny-list fallback
+ALLOW_WEAKER = "allow-weaker"  # a request: bubblewrap where it works, else the weaker fallback
 # "1" in the environment: the instructor allows the fallback for every command, as --allow-weaker-sandbox does
 ALLOW_WEAKER_ENV = "FLASH_COURSE_ALLOW_WEAKER_SANDBOX"
 PASSED_ENV = (
@@ -51,14 +51,6 @@ UID_BASE, UID_RANGE = 1_000_000_000, 1 << 24  # a grading's uid on the host, whe
 SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 SYSTEM_ETC = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "localtime")
 GPU_DEVICES = "/dev/nvidia*"
-WORLD_WRITABLE = (
-    "/tmp",
-    "/var/tmp",
-    "/dev/shm",
-    "/run/shm",
-    "/run/lock",
-    "/var/lock",
-)  # hidden by the fallback
 TMPFS_BYTES = 1 << 30  # a private /tmp or /dev/shm, a working copy where the grader mounts one
 WORKSPACE_FS = "flash-course-work"  # the source name of the working copies' filesystems
 WORKSPACE_FILES = 1 << 16  # files and folders a working copy's filesystem holds (the grader walks them)
@@ -75,22 +67,6 @@ LIMITS = {  # prlimit's names: bytes of one file, open files, processes and thre
 
 def temp_folder() -> Path:
     return Path(tempfile.gettempdir()).resolve()
-
-
-def hidden_paths(extra: list[Path] = ()) -> list[Path]:
-    """What the "namespaces" fallback covers with an empty tmpfs: the course, the temp folders, the grader's home,
-    the host's shared memory and any `extra` folder."""
-    home = [Path.home().resolve()] if Path.home().resolve() != Path("/") else []
-    shared = [Path(p) for p in WORLD_WRITABLE if Path(p).is_dir()]
-    found = [ROOT, temp_folder(), *shared, *home, *(Path(p).resolve() for p in extra)]
-    return outermost([p.resolve() for p in found])
-
-
-def kept_paths(hidden: list[Path], workdir: Path, shared: Path | None = None) -> list[Path]:
-    """What the fallback binds back under the hidden folders: the environment there, the work folder and a shared
-    folder."""
-    keep = [p for p in python_paths() if any(inside(p, h) and p != h for h in hidden)]
-    return outermost([*keep, workdir.resolve(), *([shared.resolve()] if shared else [])])
 
 
 def child_env(
@@ -255,6 +231,16 @@ def gpu_devices() -> list[Path]:
     return sorted(Path("/dev").glob(GPU_DEVICES.removeprefix("/dev/")))
 
 
+BWRAP_MOUNTS = {"symlink": "--symlink", "ro": "--ro-bind", "rw": "--bind", "device": "--dev-bind"}
+BWRAP_FILESYSTEMS = {"proc": "--proc", "dev": "--dev", "tmpfs": "--tmpfs"}
+TMPFS_OPTIONS = (
+    "--perms",
+    "1777",
+    "--size",
+    str(TMPFS_BYTES),
+)  # bwrap's options of a private /tmp or /dev/shm
+
+
 class Root:
     """bwrap's options that build a new root, each mount point's missing folders made readable (bwrap would make
     them 0700, owned by root)."""
@@ -283,6 +269,34 @@ class Root:
         self.folders.add(Path(target))  # empty: what is made under it needs its folders made too
 
 
+def allow_list(workdir: Path, shared: Path | None, compiled: Path | None) -> list[tuple[str, str, str]]:
+    """The new root of both mechanisms, in the order it is built: (kind, source, target). Kinds: "symlink" (the
+    source is the link's text), "ro" and "rw" (a host path bound read-only or writable), "device" (a host device
+    bound), and filesystems of their own, "proc", "dev" and "tmpfs" (no source)."""
+    found = []
+    for name in SYSTEM:
+        if os.path.islink(name):
+            found.append(("symlink", os.readlink(name), name))
+        elif os.path.isdir(name):
+            found.append(("ro", name, name))
+    found += [("ro", f"/etc/{name}", f"/etc/{name}") for name in SYSTEM_ETC if os.path.exists(f"/etc/{name}")]
+    found += [("ro", str(workdir / "passwd"), "/etc/passwd"), ("proc", "", "/proc"), ("dev", "", "/dev")]
+    found += [("device", str(device), str(device)) for device in gpu_devices()]
+    if gpu_devices():
+        found.append(("ro", "/sys", "/sys"))  # the CUDA driver reads its devices there
+    found += [("tmpfs", "", folder) for folder in ("/tmp", "/dev/shm")]
+    found += [
+        ("ro", str(path), str(path)) for path in outermost([*python_paths(), *bytecode_mirrors(compiled)])
+    ]
+    found.append(("ro", str(workdir), str(workdir)))
+    found += [
+        ("rw", str(workdir / name), str(workdir / name)) for name in WRITABLE if (workdir / name).is_dir()
+    ]
+    if shared is not None:
+        found.append(("rw", str(shared), str(shared)))
+    return found
+
+
 def bubblewrap_argv(
     workdir: Path, cwd: Path, shared: Path | None, env: dict[str, str], compiled: Path | None = None
 ) -> list[str]:
@@ -292,72 +306,45 @@ def bubblewrap_argv(
     else gets a user namespace in which they are that owner."""
     owner = owner_of(workdir)
     options = ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try"]
-    # bwrap's own pid 1 dies with bwrap and takes the namespace with it (a command that is pid 1 itself outlives
-    # bwrap once setpriv changed its uid: nothing may signal it then)
-    options += ["--die-with-parent", "--hostname", "sandbox"]
+    # pid 1 is the course's init (`sandbox_init`), not bwrap's reaper: it dies with bwrap and takes the namespace
+    # with it (a command that is pid 1 itself outlives bwrap once setpriv changed its uid: nothing may signal it
+    # then), and neither its memory nor its environment can be read, nor can it be traced
+    options += ["--as-pid-1", "--die-with-parent", "--hostname", "sandbox"]
     if os.geteuid() == 0:
         options += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]  # for setpriv below, then none
     else:
-        options += ["--unshare-user", "--uid", str(owner), "--gid", str(owner)]
+        options += ["--unshare-user", "--uid", str(owner), "--gid", str(owner), "--cap-drop", "ALL"]
     # the command's environment is `env` alone: jupyter_client's JPY_PARENT_PID (the grader's pid) would make
     # ipykernel take bwrap's pid 1 for a dead parent and exit
     for name, value in env.items():
         options += ["--setenv", name, value]
     root = Root()
-    for name in SYSTEM:
-        if os.path.islink(name):
-            root.mount("--symlink", os.readlink(name), name)
-        elif os.path.isdir(name):
-            root.mount("--ro-bind", name)
-    for name in SYSTEM_ETC:
-        if os.path.exists(f"/etc/{name}"):
-            root.mount("--ro-bind", f"/etc/{name}")
-    root.mount("--ro-bind", workdir / "passwd", "/etc/passwd")
-    root.filesystem("--proc", "/proc")
-    root.filesystem("--dev", "/dev")
-    for device in gpu_devices():
-        root.mount("--dev-bind", device)
-    if gpu_devices():
-        root.mount("--ro-bind", "/sys")  # the CUDA driver reads its devices there
-    for folder in ("/tmp", "/dev/shm"):
-        root.filesystem("--tmpfs", folder, "--perms", "1777", "--size", str(TMPFS_BYTES))
-    for path in outermost([*python_paths(), *bytecode_mirrors(compiled)]):
-        root.mount("--ro-bind", path)
-    root.mount("--ro-bind", workdir)
-    for name in WRITABLE:
-        if (workdir / name).is_dir():
-            root.mount("--bind", workdir / name)
-    if shared is not None:
-        root.mount("--bind", shared)
+    for kind, source, target in allow_list(workdir, shared, compiled):
+        if kind in BWRAP_FILESYSTEMS:
+            root.filesystem(BWRAP_FILESYSTEMS[kind], target, *(TMPFS_OPTIONS if kind == "tmpfs" else ()))
+        else:
+            root.mount(BWRAP_MOUNTS[kind], source, target)
     options += [*root.argv, "--chdir", str(cwd)]
     dropping = []
     if os.geteuid() == 0:  # the uid dropped; changing it cleared bwrap's parent-death signal, set again
         dropping = ["setpriv", f"--reuid={owner}", f"--regid={owner}", "--clear-groups", "--no-new-privs"]
         dropping += ["--pdeathsig=KILL", "--"]
     launcher = [sys.executable, "-I", "-S", str(Path(__file__).with_name("bwrap_launch.py"))]
-    return [*launcher, tool("bwrap"), str(len(options)), *options, *dropping]
+    init_code = Path(__file__).with_name("sandbox_init.py").read_text(encoding="utf-8")
+    init = [sys.executable, "-I", "-S", "-c", init_code]
+    return [*launcher, tool("bwrap"), str(len(options)), *options, *init, *dropping]
 
 
 def namespaces_argv(
-    workdir: Path,
-    cwd: Path,
-    shared: Path | None,
-    argv: list[str],
-    env: dict,
-    extra_hidden,
-    compiled: Path | None,
-):
-    """The fallback's launcher (`course.judge.enter`), its spec written into the working copy."""
-    hidden = hidden_paths(list(extra_hidden))
+    workdir: Path, cwd: Path, shared: Path | None, argv: list[str], env: dict, compiled: Path | None
+) -> list[str]:
+    """The fallback's launcher (`course.judge.enter`), its spec written into the working copy: the same new root as
+    bubblewrap's (`allow_list`), built by the launcher itself."""
     privileged = os.geteuid() == 0
-    work = workdir.resolve()
-    writable = [work / name for name in WRITABLE if (work / name).is_dir()]
     spec = {
-        "hide": {str(p): "755" if p == ROOT else "1777" for p in hidden},
-        "keep": [str(p) for p in [*kept_paths(hidden, workdir, shared), *writable] if p != work],
-        # the working copy as bubblewrap has it: a sandbox of the grader's own uid (a grader that is not root) owns
-        # it, and would put links where the grader writes next (this spec, the child's log, the judge's inputs)
-        "read_only": [str(work), *(str(p) for p in bytecode_mirrors(compiled))],
+        "root": allow_list(workdir.resolve(), shared.resolve() if shared else None, compiled),
+        "mount_point": str(temp_folder()),  # where the new root is built (the launcher keeps its own view)
+        "tmpfs_bytes": TMPFS_BYTES,
         "argv": argv,
         "env": env,
         "cwd": str(cwd),
@@ -378,7 +365,6 @@ def command(
     argv: list[str],
     workdir: Path,
     mechanism: str,
-    extra_hidden: list[Path] = (),
     cwd: Path | None = None,
     triton_cache: Path | None = None,
 ) -> tuple[list[str], dict]:
@@ -394,7 +380,7 @@ def command(
         inner = bubblewrap_argv(workdir, cwd, triton_cache, env, compiled)
         return [*memory, *limits_argv(), *inner, *argv], env
     launcher_env = {**env, "PYTHONPATH": str(ROOT)}
-    inner = namespaces_argv(workdir, cwd, triton_cache, argv, env, extra_hidden, compiled)
+    inner = namespaces_argv(workdir, cwd, triton_cache, argv, env, compiled)
     return [*memory, *limits_argv(), *inner], launcher_env
 
 
@@ -424,7 +410,7 @@ def probe(mechanism: str) -> tuple[bool, str]:
 def describe(mechanism: str) -> str:
     return {
         "bubblewrap": "allow-list root (bwrap), new mount/PID/IPC/network namespaces, a uid of its own, limits",
-        "namespaces": "deny-list (unshare): course and temp folders hidden, new mount/PID/IPC/network, limits",
+        "namespaces": "allow-list root (unshare, weaker): new mount/PID/IPC/network namespaces, a uid of its own, limits",
         "none": "no isolation (asked for with --no-sandbox)",
     }[mechanism]
 
@@ -438,7 +424,7 @@ def requested(no_sandbox: bool = False, allow_weaker: bool = False) -> str:
 def choose(requested: str) -> tuple[str, str]:
     """(mechanism, why) for `requested`: "auto" is the allow-list (bubblewrap) or a refusal, unless
     FLASH_COURSE_ALLOW_WEAKER_SANDBOX=1 in the environment (every command, the processes it starts too) makes it
-    ALLOW_WEAKER; ALLOW_WEAKER takes the best that works here, the deny-list fallback included (the instructor named
+    ALLOW_WEAKER; ALLOW_WEAKER takes the best that works here, the weaker fallback included (the instructor named
     it); a named mechanism must work; "none" is the instructor's explicit choice. A refusal is a ValueError: the
     host's setting, said in both languages."""
     if requested == "none":
@@ -456,11 +442,11 @@ def choose(requested: str) -> tuple[str, str]:
         raise ValueError(
             bilingual(
                 f"拒绝评分：这台主机上 bubblewrap（允许列表沙箱）不可用（{reasons}）。请安装它（以 root 运行 "
-                "bash course/install_sandbox.sh，或 apt-get install bubblewrap）；若接受较弱的拒绝列表退路"
+                "bash course/install_sandbox.sh，或 apt-get install bubblewrap）；若接受较弱的退路"
                 f"（unshare），请加 --allow-weaker-sandbox 或设置 {ALLOW_WEAKER_ENV}=1；--no-sandbox 则完全不隔离。",
                 f"grading refused: bubblewrap (the allow-list sandbox) does not work on this host ({reasons}). "
                 "Install it (as root: bash course/install_sandbox.sh, or apt-get install bubblewrap); to accept the "
-                f"weaker deny-list fallback (unshare), name it: --allow-weaker-sandbox or {ALLOW_WEAKER_ENV}=1; "
+                f"weaker fallback (unshare), name it: --allow-weaker-sandbox or {ALLOW_WEAKER_ENV}=1; "
                 "--no-sandbox runs students' code unisolated.",
             )
         )

@@ -2,7 +2,8 @@
 
 `python -m utils.judged.run WORKDIR FD` reads, on stdin, one JSON line of settings and then one JSON line per
 call; for each call it writes `WORKDIR/out/<id>.json` (+ tensors, `utils.judged.tensor_files`) and answers
-`<id>` on file descriptor FD. Nothing here decides a grade: the judge, in another process that never
+`<id>` on file descriptor FD. Each answer also lists the code the student's code made at run time so far
+(`utils.judged.run_time_code`), for review. Nothing here decides a grade: the judge, in another process that never
 imports the student's code, compares what was written with its own float64 references. Whatever the
 student's code does to this process can only change its own outputs.
 """
@@ -141,7 +142,7 @@ def run_call(module, request: dict, inputs: dict, settings: dict) -> tuple[dict,
 def main(workdir: str, reply_fd: str) -> None:
     import utils  # noqa: F401  (decides between the GPU and Triton's interpreter before triton loads)
     from utils.checks.isolation import failure_record, load_student_module
-    from utils.judged import tensor_files
+    from utils.judged import run_time_code, tensor_files
     from utils.judged.student_module import MODULE_NAME
 
     work = Path(workdir)
@@ -149,6 +150,7 @@ def main(workdir: str, reply_fd: str) -> None:
     settings = json.loads(sys.stdin.readline())
     fused = FUSED_ATTENTION_FUNCTIONS if settings.get("ban_fused_attention", True) else []
     ban([*fused, *settings.get("banned", [])])
+    made_at_run_time = run_time_code.watch()  # before the student's module loads: it may run code as it does
     try:
         module, failure = load_student_module(work / f"{MODULE_NAME}.py"), None
     except BaseException as error:  # noqa: BLE001 (a broken module fails every call, with its message)
@@ -164,6 +166,7 @@ def main(workdir: str, reply_fd: str) -> None:
                 answer, tensors = run_call(module, request, inputs, settings)
             except BaseException as error:  # noqa: BLE001 (SystemExit, KeyboardInterrupt too: the call failed)
                 answer, tensors = failure_record(error), {}
+        answer["run_time_code"] = list(made_at_run_time.seen)  # since the child started: its load too
         sys.stdout.flush()
         tensor_files.save(tensors, out)
         out.with_suffix(".answer").write_text(json.dumps(answer), encoding="utf-8")

@@ -1,0 +1,84 @@
+"""Code the student's code makes as it runs in the judge's child, seen there (issue 45, principle 4).
+
+The similarity check reads text, and reads names: code run from data (a packed string, a pickle that an
+environment variable told `torch.load` to unpickle) is beyond it. An audit hook (`sys.addaudithook`) in the child
+records, for review, what the student's own code causes: source compiled or code executed with a frame of the
+student's as the caller (the course's code, the standard library, torch and Triton compile and execute for
+themselves: their frames are the callers then), code loaded with `marshal`, and a global an unpickler looks up while
+the student's code is on the stack that a tensor file never needs (torch's own list for `weights_only` loads).
+The student's code shares the child's process with the hook, so this is a second look, not a proof.
+"""
+
+from __future__ import annotations
+
+import site
+import sys
+import sysconfig
+from pathlib import Path
+
+EVENTS = ("compile", "exec", "marshal.loads", "pickle.find_class")
+LIMIT = 10  # different things recorded (the reason names them)
+SHOWN = 80  # characters of each
+
+
+def library_folders() -> tuple[str, ...]:
+    """Where the code that is not the student's lives: the interpreter's, the installed packages, the course's
+    `utils`; and the import system's frozen modules."""
+    folders = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
+    folders |= set(sysconfig.get_paths().values()) | set(site.getsitepackages())
+    folders.add(str(Path(__file__).resolve().parents[1]))
+    return (*sorted(f"{folder.rstrip('/')}/" for folder in folders), "<frozen ")
+
+
+def tensor_globals() -> frozenset[str]:
+    """The globals torch's `weights_only` unpickler allows ("module.name"): all a tensor file needs."""
+    try:
+        from torch._weights_only_unpickler import _get_allowed_globals
+
+        return frozenset(_get_allowed_globals())
+    except (ImportError, AttributeError):  # another torch: every global counts
+        return frozenset()
+
+
+class Watch:
+    """The audit hook: `seen` holds what the student's code made at run time ("event: what"), LIMIT at most."""
+
+    def __init__(self):
+        self.library, self.allowed = library_folders(), tensor_globals()
+        self.seen: list[str] = []
+
+    def students(self, frame) -> bool:
+        return not frame.f_code.co_filename.startswith(self.library)
+
+    def __call__(self, event: str, args: tuple) -> None:
+        if event not in EVENTS or len(self.seen) >= LIMIT:  # first: sys._getframe raises an event of its own
+            return
+        caller = sys._getframe(1)
+        if event == "pickle.find_class":
+            what = f"{args[0]}.{args[1]}"
+            if what in self.allowed or not self.on_stack(caller):
+                return
+        elif self.students(caller):
+            what = (
+                args[1] if event == "compile" else getattr(args[0], "co_name", "") if event == "exec" else ""
+            )
+        else:
+            return
+        entry = f"{event}: {what}"[:SHOWN].rstrip(": ")
+        if entry not in self.seen:
+            self.seen.append(entry)
+
+    def on_stack(self, frame) -> bool:
+        """Whether a frame of the student's code is `frame` or calls it, however deep."""
+        while frame is not None:
+            if self.students(frame):
+                return True
+            frame = frame.f_back
+        return False
+
+
+def watch() -> Watch:
+    """Install the hook (for the rest of the process: audit hooks cannot be removed) and return it."""
+    hook = Watch()
+    sys.addaudithook(hook)
+    return hook
