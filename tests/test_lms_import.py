@@ -380,7 +380,13 @@ def test_a_canvas_group_submission_is_placed_for_every_member(course, tmp_path):
 
 def test_a_moodle_group_submission_is_placed_for_every_member(course, tmp_path):
     """Moodle names a group's folder `<group>-<Full Name>_<participant id>_…`; the worksheet's `Group` column
-    names the members: the group's name is dropped before the roster is read, and Bob gets Alice's notebook."""
+    names the members: the group's name is dropped before the roster is read, and Bob gets Alice's notebook (each
+    found by the worksheet's email address)."""
+    (course.root / "roster.csv").write_text(
+        "student_id,name,email\nalice,Alice Li,alice@uni.example.edu\nbob,Bob Wang,bob@uni.example.edu\n"
+        "carol,Chen Jing,chen.jing@uni.example.edu\n",
+        encoding="utf-8",
+    )
     members = {"Team A-Alice Li_3301_assignsubmission_file_/softmax.ipynb": notebook("team A")}
     into = import_with_times(course, tmp_path, members, str(LMS_RECORDS / "moodle_group_worksheet.csv"))
     for student in ("alice", "bob"):
