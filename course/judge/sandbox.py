@@ -29,8 +29,9 @@ import tempfile
 from pathlib import Path
 
 from course import ROOT
-from course.judge import bytecode, cgroup
+from course.judge import bytecode, cgroup, triton_reference
 from course.judge.environment import inside, outermost, python_paths
+from utils.judged.triton_cache import MANAGER, REFERENCE_ENV
 from utils.messages import bilingual
 
 MECHANISMS = ("bubblewrap", "namespaces", "none")
@@ -94,11 +95,16 @@ def kept_paths(hidden: list[Path], workdir: Path, shared: Path | None = None) ->
 
 
 def child_env(
-    workdir: Path, home: Path, triton_cache: Path | None = None, compiled: Path | None = None
+    workdir: Path,
+    home: Path,
+    triton_cache: Path | None = None,
+    compiled: Path | None = None,
+    reference: Path | None = None,
 ) -> dict[str, str]:
     """A small environment: no secrets of the grader's, the student utils first on the path; Triton's cache in
-    `triton_cache` when given (shared by one student's processes), else in the home folder; the environment's
-    bytecode read from `compiled` when given (`readable_bytecode`)."""
+    `triton_cache` when given (shared by one student's processes), else in the home folder, over the course's own
+    kernels in `reference` when given (`readable_reference`); the environment's bytecode read from `compiled` when
+    given (`readable_bytecode`)."""
     env = {key: os.environ[key] for key in PASSED_ENV if key in os.environ}
     extra = [
         p
@@ -121,15 +127,27 @@ def child_env(
     )
     if compiled is not None:
         env["PYTHONPYCACHEPREFIX"] = str(compiled)
+    if reference is not None:  # read before the cache above (`utils.judged.triton_cache`)
+        env.update({REFERENCE_ENV: str(reference), "TRITON_CACHE_MANAGER": MANAGER})
     return env
 
 
 def readable_bytecode(mechanism: str) -> Path | None:
     """The grader's bytecode folder (`course.judge.bytecode`), where a sandbox of `mechanism` reads it and cannot
     write it: bubblewrap mounts it read-only; the fallback keeps it only for a uid of the sandbox's own."""
-    if mechanism == "namespaces" and os.geteuid() != 0:
-        return None
-    return bytecode.in_use()
+    return bytecode.in_use() if read_only_for(mechanism) else None
+
+
+def readable_reference(mechanism: str) -> Path | None:
+    """The grader's cache of the course's own Triton kernels (`course.judge.triton_reference`), where a sandbox of
+    `mechanism` reads it and cannot write it (as `readable_bytecode`)."""
+    return triton_reference.in_use() if read_only_for(mechanism) else None
+
+
+def read_only_for(mechanism: str) -> bool:
+    """Whether a sandbox of `mechanism` cannot write a folder of the grader's it sees through a read-only mount: not
+    the fallback started by a grader that is not root (the sandbox is that uid, root of its own user namespace)."""
+    return not (mechanism == "namespaces" and os.geteuid() != 0)
 
 
 def bytecode_mirrors(compiled: Path | None) -> list[Path]:
@@ -284,7 +302,12 @@ class Root:
 
 
 def bubblewrap_argv(
-    workdir: Path, cwd: Path, shared: Path | None, env: dict[str, str], compiled: Path | None = None
+    workdir: Path,
+    cwd: Path,
+    shared: Path | None,
+    env: dict[str, str],
+    compiled: Path | None = None,
+    reference: Path | None = None,
 ) -> list[str]:
     """bwrap, started by `bwrap_launch` (nothing of the host on bwrap's command line or in its environment), with
     its options: an allow-list root over the system, the environment and the working copy, and `env` for the
@@ -321,7 +344,9 @@ def bubblewrap_argv(
         root.mount("--ro-bind", "/sys")  # the CUDA driver reads its devices there
     for folder in ("/tmp", "/dev/shm"):
         root.filesystem("--tmpfs", folder, "--perms", "1777", "--size", str(TMPFS_BYTES))
-    for path in outermost([*python_paths(), *bytecode_mirrors(compiled)]):
+    for path in outermost(
+        [*python_paths(), *bytecode_mirrors(compiled), *([reference] if reference else [])]
+    ):
         root.mount("--ro-bind", path)
     root.mount("--ro-bind", workdir)
     for name in WRITABLE:
@@ -346,6 +371,7 @@ def namespaces_argv(
     env: dict,
     extra_hidden,
     compiled: Path | None,
+    reference: Path | None = None,
 ):
     """The fallback's launcher (`course.judge.enter`), its spec written into the working copy."""
     hidden = hidden_paths(list(extra_hidden))
@@ -357,7 +383,10 @@ def namespaces_argv(
         "keep": [str(p) for p in [*kept_paths(hidden, workdir, shared), *writable] if p != work],
         # the working copy as bubblewrap has it: a sandbox of the grader's own uid (a grader that is not root) owns
         # it, and would put links where the grader writes next (this spec, the child's log, the judge's inputs)
-        "read_only": [str(work), *(str(p) for p in bytecode_mirrors(compiled))],
+        "read_only": [
+            str(work),
+            *(str(p) for p in [*bytecode_mirrors(compiled), *([reference] if reference else [])]),
+        ],
         "argv": argv,
         "env": env,
         "cwd": str(cwd),
@@ -384,17 +413,17 @@ def command(
 ) -> tuple[list[str], dict]:
     """(command, environment) that runs `argv` under `mechanism` with the working copy `workdir`, in `cwd`
     (default: the working copy), writing Triton's cache to `triton_cache` if given."""
-    compiled = readable_bytecode(mechanism)
-    env = child_env(workdir, workdir / "home", triton_cache, compiled)
+    compiled, reference = readable_bytecode(mechanism), readable_reference(mechanism)
+    env = child_env(workdir, workdir / "home", triton_cache, compiled, reference)
     cwd = cwd or workdir
     if mechanism == "none":
         return argv, env
     memory = cgroup.joining(cgroup.for_grading(owner_of(workdir)))
     if mechanism == "bubblewrap":
-        inner = bubblewrap_argv(workdir, cwd, triton_cache, env, compiled)
+        inner = bubblewrap_argv(workdir, cwd, triton_cache, env, compiled, reference)
         return [*memory, *limits_argv(), *inner, *argv], env
     launcher_env = {**env, "PYTHONPATH": str(ROOT)}
-    inner = namespaces_argv(workdir, cwd, triton_cache, argv, env, extra_hidden, compiled)
+    inner = namespaces_argv(workdir, cwd, triton_cache, argv, env, extra_hidden, compiled, reference)
     return [*memory, *limits_argv(), *inner], launcher_env
 
 
