@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+import utils
 from course.judge import bytecode, preprocessor, sandbox, triton_reference
 from utils.judged import triton_cache
 
@@ -167,6 +168,13 @@ def test_no_reference_cache_anybody_else_may_write(reference, monkeypatch):
     assert triton_reference.in_use() is None
     monkeypatch.setenv(triton_cache.REFERENCE_ENV, str(reference.parent))  # the folder of its lock
     assert triton_reference.in_use() is None
+
+
+def test_every_warm_up_call_runs():
+    """The warm-up's calls of the `utils` kernels are well formed (it raises on anything but a tile too large for the
+    device, and on a CPU no tile is): each runs, here at the shortest length."""
+    ran, made = triton_cache.warm(str(utils.device()), lengths=(16,))
+    assert ran == made == 48
 
 
 def test_a_cpu_has_no_reference_cache(monkeypatch, tmp_path):
