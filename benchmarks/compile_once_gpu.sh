@@ -15,14 +15,7 @@ mkdir -p "$OUT"
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
 SUMMARY="$OUT/summary.txt"
 
-step() {  # step NAME LIMIT_S COMMAND...: run with a time limit, log to $OUT/NAME.log, record status and seconds
-    local name=$1 limit=$2
-    shift 2
-    local start=$SECONDS
-    timeout "$limit" "$@" >"$OUT/$name.log" 2>&1
-    local status=$?
-    echo "$name: exit $status, $((SECONDS - start)) s (limit $limit s)" >>"$SUMMARY"
-}
+source "$(dirname "$0")/gpu_steps.sh"
 
 case "$STEP" in
 check)
