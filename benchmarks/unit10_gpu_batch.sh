@@ -13,14 +13,7 @@ export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"  # the notebook's kernel imp
 SUMMARY="$OUT/summary.txt"
 : >"$SUMMARY"
 
-step() {  # step NAME LIMIT_S COMMAND...: run with a time limit, log to $OUT/NAME.log, record status and seconds
-    local name=$1 limit=$2
-    shift 2
-    local start=$SECONDS
-    timeout "$limit" "$@" >"$OUT/$name.log" 2>&1
-    local status=$?
-    echo "$name: exit $status, $((SECONDS - start)) s (limit $limit s)" >>"$SUMMARY"
-}
+source "$(dirname "$0")/gpu_steps.sh"
 
 nvidia-smi --query-gpu=name,driver_version --format=csv >"$OUT/gpu.txt" 2>&1
 "$PY" -c "import torch, triton; print(torch.__version__, triton.__version__, torch.cuda.get_device_name())" >>"$OUT/gpu.txt" 2>&1

@@ -4,6 +4,7 @@ too. And export_module, the course's own export of notebook objects with what th
 
 import importlib.util
 import os
+import sys
 import textwrap
 import time
 
@@ -11,6 +12,8 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
+import utils
+from utils.checks import isolation
 from utils.checks.isolation import failure_record, module_source, run_check
 from utils.judged import student_module
 from utils.runtime import CPU_BANNER
@@ -84,6 +87,23 @@ def dies_after_its_result(module):
 
 def banner(module):
     print("CHILD SAYS", os.environ.get("FLASH_COURSE_BANNER_SHOWN"))
+
+
+def parent(module):
+    return os.getppid()
+
+
+def taints(module):
+    import builtins
+
+    builtins.TAINTED = torch.TAINTED = module.TAINTED = True
+    return True
+
+
+def sees_taint(module):
+    import builtins
+
+    return [hasattr(builtins, "TAINTED"), hasattr(torch, "TAINTED"), hasattr(module, "TAINTED")]
 """
 
 
@@ -144,6 +164,27 @@ def test_failures_become_assertion_errors_without_stderr(student, capfd, check, 
         run_check(f"fake_checks:{check}", "fake.ipynb", timeout=timeout, namespace=vars(student))
     assert time.monotonic() - start < 60
     assert capfd.readouterr().err == ""
+
+
+@pytest.mark.skipif(
+    not hasattr(os, "fork") or utils.mode().is_gpu, reason="the template forks on Linux CPUs only"
+)
+def test_checks_fork_from_one_template_and_leave_it_nothing(student):
+    """Issue 50: the checks' children are forked from one process that imported torch and Triton once (each used
+    to import them again), and one check's changes to builtins, torch or the module are gone for the next."""
+    parents = {run_check("fake_checks:parent", "fake.ipynb", namespace=vars(student)) for _ in range(2)}
+    assert parents == {isolation._Template.running.process.pid} and os.getpid() not in parents
+    assert run_check("fake_checks:taints", "fake.ipynb", namespace=vars(student))
+    assert run_check("fake_checks:sees_taint", "fake.ipynb", namespace=vars(student)) == [False, False, False]
+
+
+def test_a_template_that_fails_leaves_checks_to_fresh_processes(student, monkeypatch):
+    monkeypatch.setattr(isolation._Template, "running", None)
+    monkeypatch.setattr(isolation, "TEMPLATE_ARGV", [sys.executable, "-c", "import sys; sys.exit(3)"])
+    monkeypatch.setattr(isolation._Template, "failed", False)
+    assert run_check("fake_checks:parent", "fake.ipynb", namespace=vars(student)) == os.getpid()
+    assert isolation._Template.failed
+    assert run_check("fake_checks:doubles", "fake.ipynb", namespace=vars(student), n=5) == {"n": 5}
 
 
 def test_the_child_does_not_repeat_the_cpu_banner(student, capfd):

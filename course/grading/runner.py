@@ -14,7 +14,8 @@ import tempfile
 from pathlib import Path
 
 from course import ROOT
-from course.judge import bytecode, cgroup, sandbox
+from course.judge import bytecode, cgroup, sandbox, triton_reference
+from utils.judged.triton_cache import REFERENCE_ENV
 from utils.measure import LOCK_DIR_ENV
 
 
@@ -31,6 +32,8 @@ def worker_env(threads: int | None = None) -> dict[str, str]:
     env.setdefault(LOCK_DIR_ENV, lock_folder())  # each job's TMPDIR is its own: the GPU timing locks are not
     if (compiled := bytecode.prepare()) is not None:  # sandboxes read the environment's bytecode from there
         env["PYTHONPYCACHEPREFIX"] = str(compiled)
+    if (reference := triton_reference.prepare()) is not None:  # the sandboxes read the course's kernels there
+        env[REFERENCE_ENV] = str(reference)
     return env
 
 

@@ -21,6 +21,7 @@ import stat
 import subprocess
 import sys
 import sysconfig
+from collections.abc import Callable
 from pathlib import Path
 
 from course.judge.environment import environment_paths, outermost
@@ -28,6 +29,7 @@ from utils.messages import bilingual
 
 FOLDER = Path.home() / ".cache" / "flash-course-bytecode" / sys.implementation.cache_tag
 SAMPLES = ("json", "torch", "triton")  # modules every sandboxed process imports, stdlib first
+MADE_FROM = ".compiled-from"  # what a folder of `made_once` was made from
 
 
 def beside_source(module: str) -> bool:
@@ -67,35 +69,46 @@ def prepare() -> Path | None:
     environment has its bytecode already, or where no such folder of this user's own can be made."""
     if all(beside_source(module) for module in SAMPLES):
         return None
-    with contextlib.suppress(OSError):  # both 0755: umask 002 would make them group-writable, hence refused
-        FOLDER.parent.mkdir(mode=0o755, parents=True, exist_ok=True)
-        FOLDER.mkdir(mode=0o755, exist_ok=True)
-    if not FOLDER.is_dir() or not own_folder(FOLDER) or not own_folder(FOLDER.parent):
-        return None
     folders = environment_folders()
-    made_from, done = signature(folders), FOLDER / ".compiled-from"
-    with open(FOLDER / ".lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if done.is_file() and done.read_text(encoding="utf-8") == made_from:
-            return FOLDER  # another grader (a Ray worker, an earlier run) compiled this environment
-        print(
+
+    def compile_into(folder: Path) -> None:
+        build_quietly(
             bilingual(
                 "正在为沙箱编译 Python 环境的字节码（每台主机一次）……",
                 "compiling the Python environment's bytecode for the sandboxes (once per host)…",
             ),
-            file=sys.stderr,
-            flush=True,
-        )
-        subprocess.run(
             [sys.executable, "-m", "compileall", "-q", "-q", "-j", "0", *map(str, folders)],
-            env={**os.environ, "PYTHONPYCACHEPREFIX": str(FOLDER)},
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            umask=0o022,  # folders nobody else may write, whatever the grader's umask
-            check=False,  # a package's unparsable file (a template, Python 2 code) is never imported
+            {**os.environ, "PYTHONPYCACHEPREFIX": str(folder)},
         )
+
+    return made_once(FOLDER, signature(folders), compile_into)
+
+
+def made_once(folder: Path, made_from: str, make: Callable[[Path], None]) -> Path | None:
+    """`folder` (0755, this user's own, its parent too), made by `make(folder)` unless it was made from
+    `made_from` already, under a lock the graders of this user share; None where no such folder can be made."""
+    with contextlib.suppress(OSError):  # both 0755: umask 002 would make them group-writable, hence refused
+        folder.parent.mkdir(mode=0o755, parents=True, exist_ok=True)
+        folder.mkdir(mode=0o755, exist_ok=True)
+    if not folder.is_dir() or not own_folder(folder) or not own_folder(folder.parent):
+        return None
+    done = folder / MADE_FROM
+    with open(folder / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if done.is_file() and done.read_text(encoding="utf-8") == made_from:
+            return folder  # another grader (a Ray worker, an earlier run) made it
+        make(folder)
         done.write_text(made_from, encoding="utf-8")
-    return FOLDER
+    return folder
+
+
+def build_quietly(message: str, argv: list[str], env: dict[str, str]) -> None:
+    """Say `message`, then run `argv` in `env` without its output, its folders made for nobody else to write; what
+    it could not build (a package's unparsable file, a kernel too large for the device) stays unbuilt."""
+    print(message, file=sys.stderr, flush=True)
+    subprocess.run(
+        argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, umask=0o022, check=False
+    )
 
 
 def in_use() -> Path | None:

@@ -29,8 +29,9 @@ import tempfile
 from pathlib import Path
 
 from course import ROOT
-from course.judge import bytecode, cgroup
+from course.judge import bytecode, cgroup, triton_reference
 from course.judge.environment import inside, outermost, python_paths
+from utils.judged.triton_cache import MANAGER, REFERENCE_ENV
 from utils.messages import bilingual
 
 MECHANISMS = ("bubblewrap", "namespaces", "none")
@@ -70,11 +71,16 @@ def temp_folder() -> Path:
 
 
 def child_env(
-    workdir: Path, home: Path, triton_cache: Path | None = None, compiled: Path | None = None
+    workdir: Path,
+    home: Path,
+    triton_cache: Path | None = None,
+    compiled: Path | None = None,
+    reference: Path | None = None,
 ) -> dict[str, str]:
     """A small environment: no secrets of the grader's, the student utils first on the path; Triton's cache in
-    `triton_cache` when given (shared by one student's processes), else in the home folder; the environment's
-    bytecode read from `compiled` when given (`readable_bytecode`)."""
+    `triton_cache` when given (shared by one student's processes), else in the home folder, over the course's own
+    kernels in `reference` when given (`readable_reference`); the environment's bytecode read from `compiled` when
+    given (`readable_bytecode`)."""
     env = {key: os.environ[key] for key in PASSED_ENV if key in os.environ}
     extra = [
         p
@@ -97,15 +103,27 @@ def child_env(
     )
     if compiled is not None:
         env["PYTHONPYCACHEPREFIX"] = str(compiled)
+    if reference is not None:  # read before the cache above (`utils.judged.triton_cache`)
+        env.update({REFERENCE_ENV: str(reference), "TRITON_CACHE_MANAGER": MANAGER})
     return env
 
 
 def readable_bytecode(mechanism: str) -> Path | None:
     """The grader's bytecode folder (`course.judge.bytecode`), where a sandbox of `mechanism` reads it and cannot
     write it: bubblewrap mounts it read-only; the fallback keeps it only for a uid of the sandbox's own."""
-    if mechanism == "namespaces" and os.geteuid() != 0:
-        return None
-    return bytecode.in_use()
+    return bytecode.in_use() if read_only_for(mechanism) else None
+
+
+def readable_reference(mechanism: str) -> Path | None:
+    """The grader's cache of the course's own Triton kernels (`course.judge.triton_reference`), where a sandbox of
+    `mechanism` reads it and cannot write it (as `readable_bytecode`)."""
+    return triton_reference.in_use() if read_only_for(mechanism) else None
+
+
+def read_only_for(mechanism: str) -> bool:
+    """Whether a sandbox of `mechanism` cannot write a folder of the grader's it sees through a read-only mount: not
+    the fallback started by a grader that is not root (the sandbox is that uid, root of its own user namespace)."""
+    return not (mechanism == "namespaces" and os.geteuid() != 0)
 
 
 def bytecode_mirrors(compiled: Path | None) -> list[Path]:
@@ -269,7 +287,9 @@ class Root:
         self.folders.add(Path(target))  # empty: what is made under it needs its folders made too
 
 
-def allow_list(workdir: Path, shared: Path | None, compiled: Path | None) -> list[tuple[str, str, str]]:
+def allow_list(
+    workdir: Path, shared: Path | None, compiled: Path | None, reference: Path | None = None
+) -> list[tuple[str, str, str]]:
     """The new root of both mechanisms, in the order it is built: (kind, source, target). Kinds: "symlink" (the
     source is the link's text), "ro" and "rw" (a host path bound read-only or writable), "device" (a host device
     bound), and filesystems of their own, "proc", "dev" and "tmpfs" (no source)."""
@@ -286,7 +306,10 @@ def allow_list(workdir: Path, shared: Path | None, compiled: Path | None) -> lis
         found.append(("ro", "/sys", "/sys"))  # the CUDA driver reads its devices there
     found += [("tmpfs", "", folder) for folder in ("/tmp", "/dev/shm")]
     found += [
-        ("ro", str(path), str(path)) for path in outermost([*python_paths(), *bytecode_mirrors(compiled)])
+        ("ro", str(path), str(path))
+        for path in outermost(
+            [*python_paths(), *bytecode_mirrors(compiled), *([reference] if reference else [])]
+        )
     ]
     found.append(("ro", str(workdir), str(workdir)))
     found += [
@@ -298,7 +321,12 @@ def allow_list(workdir: Path, shared: Path | None, compiled: Path | None) -> lis
 
 
 def bubblewrap_argv(
-    workdir: Path, cwd: Path, shared: Path | None, env: dict[str, str], compiled: Path | None = None
+    workdir: Path,
+    cwd: Path,
+    shared: Path | None,
+    env: dict[str, str],
+    compiled: Path | None = None,
+    reference: Path | None = None,
 ) -> list[str]:
     """bwrap, started by `bwrap_launch` (nothing of the host on bwrap's command line or in its environment), with
     its options: an allow-list root over the system, the environment and the working copy, and `env` for the
@@ -319,7 +347,7 @@ def bubblewrap_argv(
     for name, value in env.items():
         options += ["--setenv", name, value]
     root = Root()
-    for kind, source, target in allow_list(workdir, shared, compiled):
+    for kind, source, target in allow_list(workdir, shared, compiled, reference):
         if kind in BWRAP_FILESYSTEMS:
             root.filesystem(BWRAP_FILESYSTEMS[kind], target, *(TMPFS_OPTIONS if kind == "tmpfs" else ()))
         else:
@@ -336,13 +364,19 @@ def bubblewrap_argv(
 
 
 def namespaces_argv(
-    workdir: Path, cwd: Path, shared: Path | None, argv: list[str], env: dict, compiled: Path | None
+    workdir: Path,
+    cwd: Path,
+    shared: Path | None,
+    argv: list[str],
+    env: dict,
+    compiled: Path | None,
+    reference: Path | None = None,
 ) -> list[str]:
     """The fallback's launcher (`course.judge.enter`), its spec written into the working copy: the same new root as
     bubblewrap's (`allow_list`), built by the launcher itself."""
     privileged = os.geteuid() == 0
     spec = {
-        "root": allow_list(workdir.resolve(), shared.resolve() if shared else None, compiled),
+        "root": allow_list(workdir.resolve(), shared.resolve() if shared else None, compiled, reference),
         "mount_point": str(temp_folder()),  # where the new root is built (the launcher keeps its own view)
         "tmpfs_bytes": TMPFS_BYTES,
         "argv": argv,
@@ -370,17 +404,17 @@ def command(
 ) -> tuple[list[str], dict]:
     """(command, environment) that runs `argv` under `mechanism` with the working copy `workdir`, in `cwd`
     (default: the working copy), writing Triton's cache to `triton_cache` if given."""
-    compiled = readable_bytecode(mechanism)
-    env = child_env(workdir, workdir / "home", triton_cache, compiled)
+    compiled, reference = readable_bytecode(mechanism), readable_reference(mechanism)
+    env = child_env(workdir, workdir / "home", triton_cache, compiled, reference)
     cwd = cwd or workdir
     if mechanism == "none":
         return argv, env
     memory = cgroup.joining(cgroup.for_grading(owner_of(workdir)))
     if mechanism == "bubblewrap":
-        inner = bubblewrap_argv(workdir, cwd, triton_cache, env, compiled)
+        inner = bubblewrap_argv(workdir, cwd, triton_cache, env, compiled, reference)
         return [*memory, *limits_argv(), *inner, *argv], env
     launcher_env = {**env, "PYTHONPATH": str(ROOT)}
-    inner = namespaces_argv(workdir, cwd, triton_cache, argv, env, compiled)
+    inner = namespaces_argv(workdir, cwd, triton_cache, argv, env, compiled, reference)
     return [*memory, *limits_argv(), *inner], launcher_env
 
 

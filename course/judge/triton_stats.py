@@ -22,9 +22,11 @@ def stages(name: str, cache: Path) -> dict[str, float]:
     """{"NAME compiles", "NAME compile seconds", "NAME C builds"} of the Triton cache folder `cache`."""
     kernels, seconds, builds = 0, 0.0, 0
     for times in folders(cache):
+        if not times:
+            continue  # a folder made for a kernel found elsewhere (`utils.judged.triton_cache`): nothing compiled
         if all(suffix == LIBRARY for suffix, _ in times):
             builds += 1
-        elif times:
+        else:
             kernels += 1
             moments = [moment for _, moment in times]
             seconds += max(moments) - min(moments)

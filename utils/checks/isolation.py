@@ -8,7 +8,8 @@ context; either would take the whole notebook down with it. `run_check` instead:
    the notebook) into a real file: on a GPU `@triton.jit` reads its kernel's source. A name that module
    reads but that will not exist when graded fails the check before anything runs;
 2. runs `python -m utils.checks.isolation` on it with a timeout (the child inherits the environment,
-   so `TRITON_INTERPRET` and `FLASH_COURSE_DEVICE` carry over);
+   so `TRITON_INTERPRET` and `FLASH_COURSE_DEVICE` carry over); on a Linux CPU that child is forked from a
+   template process that imported torch and Triton once for this kernel (`_Template`), not started afresh;
 3. turns a crash, a timeout or an exception in the child into an `AssertionError` with a
    bilingual message. The child's output is echoed to stdout; nothing is ever written to stderr.
 
@@ -19,17 +20,22 @@ the notebook and everything of the notebook they use (the traffic counter runs a
 from __future__ import annotations
 
 import ast
+import atexit
 import builtins
+import contextlib
 import importlib
 import importlib.util
 import json
 import linecache
 import os
+import select
 import signal
 import subprocess
 import sys
 import tempfile
 import textwrap
+import threading
+import time
 import traceback
 import types
 from pathlib import Path
@@ -40,6 +46,8 @@ from utils.runtime import BANNER_SHOWN
 
 _LITERALS = (int, float, str, bool, type(None))
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+TEMPLATE_ARGV = [sys.executable, "-m", "utils.checks.isolation", "--template"]  # `_Template`'s process
+TEMPLATE_START_LIMIT = 60.0  # seconds for the template to fork a child (its imports come first, once)
 
 
 class IsolatedCheckError(AssertionError):
@@ -211,38 +219,24 @@ def check_module(check: str, module_path, timeout: float = 300, **kwargs):
     with tempfile.TemporaryDirectory(prefix="isolated_result_") as folder:
         result_path = Path(folder) / "result.json"
         arguments = [str(module_path), check, json.dumps(kwargs), str(result_path)]
-        command = [sys.executable, "-m", "utils.checks.isolation", *arguments]
         env = dict(os.environ)
         root = str(Path(__file__).resolve().parents[2])  # the folder that holds `utils`
         env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
         env[BANNER_SHOWN] = "1"  # the notebook showed the CPU banner once; the child stays quiet
-        child = subprocess.Popen(
-            command,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            env=env,
-            start_new_session=True,
-        )
-        try:
-            out, err = child.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            os.killpg(child.pid, signal.SIGKILL)
-            out, err = child.communicate()
-            print(out, end="")
+        out, err, code = _run_child(arguments, env, timeout, Path(folder))
+        print(out, end="")
+        if code is None:
             raise IsolatedCheckError(
                 bilingual(
                     f"检查 {check} 超时（{timeout:g} 秒后终止）：内核可能陷入死循环或过慢",
                     f"check {check} timed out (stopped after {timeout:g} s): "
                     "a kernel may loop forever or be far too slow",
                 )
-            ) from None
-        print(out, end="")
+            )
         result = _read_result(result_path)
-        if child.returncode != 0 or result is None:
+        if code != 0 or result is None:
             # No result, a partial one, or a process that died after writing it (e.g. while exiting, from
             # memory a kernel overwrote): all the same crash, whatever the timing.
-            code = child.returncode
             how = f"{code}, {_signal_name(code)}" if code < 0 else str(code)
             raise IsolatedCheckError(
                 bilingual(
@@ -255,6 +249,160 @@ def check_module(check: str, module_path, timeout: float = 300, **kwargs):
     if not result["ok"]:
         raise IsolatedCheckError(f"{result['error']}\n{result['where']}".rstrip())
     return result["value"]
+
+
+def _run_child(arguments: list[str], env: dict, timeout: float, folder: Path) -> tuple[str, str, int | None]:
+    """(stdout, stderr, exit code or None after a timeout) of the child on `arguments`: forked from the template
+    where there is one (`_Template`), else a fresh `python -m utils.checks.isolation`, in its own session."""
+    template = _Template.for_env(env)
+    if template is not None and (ended := template.run(arguments, timeout, folder)) is not None:
+        return ended
+    child = subprocess.Popen(
+        [sys.executable, "-m", "utils.checks.isolation", *arguments],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        start_new_session=True,
+    )
+    try:
+        out, err = child.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(child.pid, signal.SIGKILL)
+        out, err = child.communicate()
+        return out, err, None
+    return out, err, child.returncode
+
+
+class _Template:
+    """A process that imported `utils` (torch, Triton) once, from which each check's child is forked: the child is
+    what `python -m utils.checks.isolation` would be, less the seconds of those imports (issue 50: three to six
+    self-check children a Triton notebook, each importing torch). It never runs a student's code itself, and belongs
+    to the kernel that started it (one per kernel, in its sandbox when graded). On Linux and without a GPU only (CUDA
+    is not forked); a new one when the environment or the folder changed, and none after it failed once."""
+
+    running: _Template | None = None
+    failed = False
+    lock = threading.Lock()
+
+    def __init__(self, env: dict, cwd: str):
+        self.key = (sorted(env.items()), cwd)
+        self.process = subprocess.Popen(
+            TEMPLATE_ARGV,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=env,
+            start_new_session=True,
+        )
+        self.pending = b""
+
+    @classmethod
+    def for_env(cls, env: dict) -> _Template | None:
+        if sys.platform != "linux" or cls.failed or _on_gpu():
+            return None
+        with cls.lock:
+            key = (sorted(env.items()), os.getcwd())
+            if cls.running is not None and (cls.running.key != key or cls.running.process.poll() is not None):
+                cls.running.stop()
+                cls.running = None
+            if cls.running is None:
+                cls.running = cls(env, os.getcwd())
+            return cls.running
+
+    def stop(self) -> None:
+        with contextlib.suppress(OSError):
+            self.process.stdin.close()
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.process.pid, signal.SIGKILL)
+        self.process.wait()
+
+    def line(self, deadline: float | None) -> dict | None:
+        """The template's next JSON line, or None at `deadline` or when it has ended."""
+        while b"\n" not in self.pending:
+            wait = None if deadline is None else max(0.0, deadline - time.monotonic())
+            if not select.select([self.process.stdout], [], [], wait)[0]:
+                return None
+            chunk = os.read(self.process.stdout.fileno(), 4096)
+            if not chunk:
+                return None
+            self.pending += chunk
+        line, self.pending = self.pending.split(b"\n", 1)
+        return json.loads(line)
+
+    def run(self, arguments: list[str], timeout: float, folder: Path) -> tuple[str, str, int | None] | None:
+        """(stdout, stderr, exit code or None after a timeout) of a child forked for `arguments`; None when the
+        template cannot fork one (it is then given up for this kernel: the caller starts a fresh process)."""
+        out, err = folder / "stdout", folder / "stderr"
+        request = {"arguments": arguments, "stdout": str(out), "stderr": str(err), "cwd": os.getcwd()}
+        with _Template.lock:
+            try:
+                self.process.stdin.write((json.dumps(request) + "\n").encode())
+                self.process.stdin.flush()
+                started = self.line(time.monotonic() + TEMPLATE_START_LIMIT)
+            except (OSError, ValueError):
+                started = None
+            if started is None:
+                _Template.failed = True
+                self.stop()
+                return None
+            ended = self.line(time.monotonic() + timeout)
+            if ended is None:  # past its time: the child's session killed, the template reports its end
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(started["pid"], signal.SIGKILL)
+                self.line(None)
+            return _text(out), _text(err), None if ended is None else ended["code"]
+
+
+def _text(path: Path) -> str:
+    return path.read_text(encoding="utf-8", errors="replace") if path.exists() else ""
+
+
+def _on_gpu() -> bool:
+    from utils.runtime import mode
+
+    return mode().is_gpu
+
+
+def _template() -> None:
+    """The template's loop: import what every check's child imports, then fork one child per request line (its
+    output to the request's files, in a session of its own) and report its pid and then its exit code."""
+    import triton  # noqa: F401
+
+    import utils  # noqa: F401  (decides the device before triton is used)
+
+    for line in sys.stdin:
+        request = json.loads(line)
+        pid = os.fork()
+        if (
+            pid == 0
+        ):  # the child ends here: its exit functions run, not the interpreter's slow teardown of torch
+            code = _forked(request)
+            atexit._run_exitfuncs()
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(code)
+        print(json.dumps({"pid": pid}), flush=True)
+        _, status = os.waitpid(pid, 0)
+        print(json.dumps({"code": os.waitstatus_to_exitcode(status)}), flush=True)
+
+
+def _forked(request: dict) -> int:
+    """The forked child: `python -m utils.checks.isolation ARGUMENTS` from here on; its exit code."""
+    os.setsid()
+    for fd, path in ((1, request["stdout"]), (2, request["stderr"])):
+        os.dup2(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), fd)
+    os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
+    os.chdir(request["cwd"])
+    sys.argv = [__file__, *request["arguments"]]
+    try:
+        _child(*request["arguments"])
+    except SystemExit as leaving:  # the check's sys.exit(n): n, as a process
+        return leaving.code if isinstance(leaving.code, int) else 0 if leaving.code is None else 1
+    except BaseException:  # noqa: BLE001 (what a fresh process would print before exiting 1)
+        traceback.print_exc()
+        return 1
+    return 0
 
 
 def _read_result(path: Path) -> dict | None:
@@ -323,7 +471,10 @@ def _child(module_path: str, check: str, kwargs_json: str, result_path: str) -> 
 
 
 if __name__ == "__main__":
-    _child(*sys.argv[1:5])
+    if sys.argv[1:] == ["--template"]:
+        _template()
+    else:
+        _child(*sys.argv[1:5])
 
 
 __all__ = ["MODULE_NAME", "IsolatedCheckError", "check_module", "export_module", "module_source", "run_check"]
