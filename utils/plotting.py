@@ -69,8 +69,12 @@ def cjk_font() -> str | None:
 
 
 def text(zh: str, en: str) -> str:
-    """A plot label: `中文 · English` when a CJK font is available, else the English text alone."""
-    return f"{zh} · {en}" if cjk_font() else en
+    """A plot label: `中文 · English` when a CJK font is available (then put first by `use_fonts`, so a figure
+    drawn outside the course's plot helpers draws the Chinese too), else the English text alone."""
+    if not cjk_font():
+        return en
+    use_fonts()
+    return f"{zh} · {en}"
 
 
 def use_fonts() -> None:
