@@ -23,7 +23,10 @@ from utils.messages import bilingual
 NAME = "flash-attention-student"
 MARKER = ".flash-course-bundle"  # a folder holding it is a bundle this command may replace
 TEXT_SUFFIXES = {".py", ".ipynb", ".md", ".txt", ".toml", ".json", ".cfg"}
-STUDENT_EXCLUDED = {"nbgrader"}  # instructor tooling: students hand in through the hub or a zip
+# Instructor tooling, which neither utils nor a notebook imports (tests/test_bundle.py checks the rest is what they
+# import): nbgrader (students hand in through the hub or a zip), hypothesis (unit 04's judge draws its cases with
+# it), copydetect (`course similarity`).
+STUDENT_EXCLUDED = {"nbgrader", "hypothesis", "copydetect"}
 SKIPPED = shutil.ignore_patterns("__pycache__", "*.pyc", ".ipynb_checkpoints")
 
 README = """\
