@@ -237,21 +237,35 @@ def figure_functions() -> set[str]:
     return found - {"utils.plotting.axes"}
 
 
-def overlapping_titles(fig) -> list[tuple[str, str]]:
-    """Pairs of titles of different axes whose drawn boxes overlap."""
+def title_boxes(fig) -> list[tuple[object, str, object]]:
+    """(axes, text, drawn box) of every visible title of the figure's axes."""
     renderer = fig.canvas.get_renderer()
-    titles = [
-        (ax, t)
+    return [
+        (ax, t.get_text(), t.get_window_extent(renderer))
         for ax in fig.axes
         for t in (ax.title, ax._left_title, ax._right_title)
         if t.get_text() and t.get_visible()
     ]
-    boxes = [(ax, t.get_text(), t.get_window_extent(renderer)) for ax, t in titles]
+
+
+def overlapping_titles(fig) -> list[tuple[str, str]]:
+    """Pairs of titles of different axes whose drawn boxes overlap."""
+    boxes = title_boxes(fig)
     return [
         (a, b)
         for i, (ax_a, a, box_a) in enumerate(boxes)
         for ax_b, b, box_b in boxes[i + 1 :]
         if ax_a is not ax_b and box_a.overlaps(box_b)
+    ]
+
+
+def clipped_titles(fig) -> list[str]:
+    """Titles running past the figure's edges (cut off in the saved picture)."""
+    edge = fig.bbox
+    return [
+        text
+        for _, text, box in title_boxes(fig)
+        if box.x0 < edge.x0 - 1 or box.x1 > edge.x1 + 1 or box.y1 > edge.y1 + 1
     ]
 
 
@@ -263,7 +277,7 @@ def test_every_figure_function_of_utils_is_rendered_here():
 def test_every_figure_draws_every_glyph_and_no_two_titles_overlap(name):
     """Drawn from matplotlib's default settings, as a fresh kernel starts: a Chinese label drawn without the
     course's CJK font warns of a missing glyph (the schedule diagram's labels were boxes); unit 09's two memory
-    timelines had titles running into each other. Each unit's notebook run also fails on a missing glyph
+    timelines had titles running into each other, and the schedules' titles ran past the figure's right edge. Each unit's notebook run also fails on a missing glyph
     (tests/notebook_run.py), for the figures its cells draw themselves."""
     with plt.rc_context(matplotlib.rcParamsDefault), warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -271,6 +285,7 @@ def test_every_figure_draws_every_glyph_and_no_two_titles_overlap(name):
         fig = made if isinstance(made, matplotlib.figure.Figure) else made.figure
         fig.canvas.draw()
         assert not overlapping_titles(fig), overlapping_titles(fig)
+        assert not clipped_titles(fig), clipped_titles(fig)
     assert not [str(w.message) for w in caught if "missing from font" in str(w.message)]
 
 

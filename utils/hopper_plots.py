@@ -34,8 +34,10 @@ def fa2_schedule(tiles: int) -> dict[str, list[tuple[float, float, str]]]:
             warps.append((t, SCHEDULE_UNITS[kind], kind))
             t += SCHEDULE_UNITS[kind]
     return {
-        text("cp.async 拷贝（同一批 warp 发出）", "cp.async copies (issued by the same warps)"): copies,
-        text("warp（FA2 没有线程束组）", "warps (FA2 has no warpgroups)"): warps,
+        text(
+            "cp.async 拷贝（同一批 warp 发出）", "cp.async copies (issued by the same warps)", sep="\n"
+        ): copies,
+        text("warp（FA2 没有线程束组）", "warps (FA2 has no warpgroups)", sep="\n"): warps,
     }
 
 
@@ -66,8 +68,8 @@ def pingpong_schedule(tiles: int) -> dict[str, list[tuple[float, float, str]]]:
         done[group] += 1
     return {
         text("生产者（TMA）", "producer (TMA)"): producer,
-        text("消费者 1（查询行的前一半）", "consumer 1 (first half of the query rows)"): rows[0],
-        text("消费者 2（查询行的后一半）", "consumer 2 (second half of the query rows)"): rows[1],
+        text("消费者 1（查询行的前一半）", "consumer 1 (first half of the query rows)", sep="\n"): rows[0],
+        text("消费者 2（查询行的后一半）", "consumer 2 (second half of the query rows)", sep="\n"): rows[1],
     }
 
 
@@ -109,7 +111,7 @@ def plot_schedules(tiles: int = 4):
         (intra_warpgroup_schedule, "线程束组内重叠", "intra-warpgroup overlap"),
     ]  # fmt: skip
     use_fonts()  # the Chinese titles and labels
-    fig, grid = plt.subplots(len(panels), 1, figsize=(11, 7), sharex=True)
+    fig, grid = plt.subplots(len(panels), 1, figsize=(11, 8), sharex=True)
     end = 0.0
     for ax, (schedule, zh, en) in zip(grid, panels, strict=True):
         rows = schedule(tiles)
@@ -117,6 +119,7 @@ def plot_schedules(tiles: int = 4):
         title = text(
             f"{zh}：{total:g} 个单位，张量核心忙 {busy:.0%}",
             f"{en}: {total:g} units, tensor cores busy {busy:.0%}",
+            sep="\n",
         )
         for y, bars in enumerate(rows.values()):
             for start, width, kind in bars:
@@ -146,7 +149,7 @@ def plot_tile_owners(owners, programs: int, shown: int = 40, ax=None):
     ax.set_title(
         text(f"持久网格：{programs} 个程序，{len(owners)} 个分块（显示前 {len(first)} 个；数字 = 程序编号）",
              f"persistent grid: {programs} programs, {len(owners)} tiles (first {len(first)} shown; "
-             "number = program id)"),
+             "number = program id)", sep="\n"),
         fontsize=10,
     )  # fmt: skip
     return ax
