@@ -41,6 +41,13 @@ METRICS = {  # summary column -> ncu metric name (as in the details page)
     "DRAM throughput %": "DRAM Throughput",
 }
 STALL_PREFIX = "smsp__average_warps_issue_stalled_"  # + reason + "_per_issue_active.ratio"
+MICROSECONDS_PER = {"ns": 1e-3, "nsecond": 1e-3, "us": 1.0, "usecond": 1.0, "ms": 1e3, "msecond": 1e3}
+
+
+def microseconds(value: str) -> str:
+    """ncu's duration ("783,840 ns", in whichever time unit it chose) in µs, as the "time (µs)" row states."""
+    number, unit = value.rsplit(" ", 1)
+    return f"{float(number.replace(',', '')) * MICROSECONDS_PER[unit]:,.1f}"
 
 
 def _forced_hopper(q, k, v, is_causal, d, per_sm):
@@ -112,7 +119,10 @@ def summarize(path: Path, labels: tuple[str, ...] = LABELS) -> str:
         }
     )
     for column, metric in [*METRICS.items(), *((name, name) for name in tensor_pipes)]:
-        lines.append(f"| {column} | " + " | ".join(e.get(metric, "–") for e in launches) + " |")
+        cells = [e.get(metric, "–") for e in launches]
+        if metric == "Duration":
+            cells = [microseconds(c) if c != "–" else c for c in cells]
+        lines.append(f"| {column} | " + " | ".join(cells) + " |")
     lines.append(
         "| top warp stalls (cycles per issued instruction) | "
         + " | ".join(

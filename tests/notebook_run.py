@@ -23,7 +23,21 @@ def execute(notebook: Path, cwd: Path, timeout: int = 600):
         kernel_manager_class=SteppedKernelManager,  # a slider cell's reply is not left unread (nbclient#312)
     )
     client.execute()
+    glyphs = missing_glyphs(nb)
+    assert not glyphs, f"{notebook.name}: a figure drew boxes for characters its font lacks: {glyphs[:3]}"
     return nb
+
+
+def missing_glyphs(nb) -> list[str]:
+    """matplotlib's missing-glyph warnings in the outputs (`import utils` routes warnings to stdout): a figure whose
+    Chinese was drawn without the course's CJK font (issue 47)."""
+    return [
+        line
+        for cell in nb.cells
+        for output in cell.get("outputs", [])
+        for line in str(output.get("text", "")).splitlines()
+        if "missing from font" in line
+    ]
 
 
 def graded_cells(nb) -> dict:

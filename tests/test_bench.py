@@ -332,6 +332,7 @@ def test_the_profile_summary_reads_the_committed_nsight_compute_csv():
     assert len(rows["kernel"]) == len(hopper_profile.LABELS)
     assert "hopper_forward_kernel" in rows["kernel"][2] and "cudnn" in rows["kernel"][0]
     assert rows["achieved occupancy %"][2].startswith("6.25")  # one 4-warp program per SM: 4 of 64 warps
+    assert rows["time (µs)"][0] == "783.8"  # ncu wrote 783,840 ns (issue 47: the µs row held ns)
     tensor = next(cells for name, cells in rows.items() if "tensor_op_hmma_cycles" in name)
     assert all(not cell.startswith("0 ") for cell in tensor)
     assert not any("dmma" in name or "imma" in name for name in rows)  # unused pipes are left out

@@ -6,6 +6,8 @@ CI runs the notebook of unit 06 (about 15 s here); the others (about 3 minutes t
 `gpu` and run on the GPU host.
 """
 
+import ast
+import importlib.metadata
 import json
 import os
 import re
@@ -108,6 +110,41 @@ def test_the_requirements_ask_for_the_triton_unit_10_needs():
     """Unit 10's tensor descriptors are new in Triton 3.4 (`utils.hopper`): the bundle must not accept less."""
     (triton,) = [d for d in bundle.student_dependencies() if d.startswith("triton")]
     assert triton.startswith("triton>=3.4"), triton
+
+
+# What runs the notebooks: required, imported by none of them
+NOTEBOOK_ENVIRONMENT = {"jupyterlab", "notebook", "ipykernel"}
+
+
+def third_party_imports(sources) -> set[str]:
+    """The top-level modules `sources` (Python texts) import, less the standard library, utils and course (the
+    instructor package, reached only where installed: `utils.attention.course_kernels`)."""
+    found = set()
+    for source in sources:
+        for node in ast.walk(ast.parse(source)):
+            if isinstance(node, ast.Import):
+                found.update(alias.name.split(".")[0] for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                found.add(node.module.split(".")[0])
+    return found - set(sys.stdlib_module_names) - {"utils", "course"}
+
+
+def test_the_bundle_requires_what_its_utils_and_notebooks_import_and_nothing_else():
+    """Issue 47: the bundle asked for the instructor's hypothesis and copydetect, which no unit imports."""
+
+    def name(requirement: str) -> str:
+        return re.sub(r"[-_.]+", "-", re.split(r"[<>=!~ \[;]", requirement, maxsplit=1)[0]).lower()
+
+    sources = [path.read_text(encoding="utf-8") for path in (ROOT / "utils").rglob("*.py")]
+    sources += [
+        cell.source
+        for path in released_notebooks()
+        for cell in notebooks.read(path).cells
+        if cell.cell_type == "code"
+    ]
+    modules = importlib.metadata.packages_distributions()
+    imported = {name(dist) for module in third_party_imports(sources) for dist in modules[module]}
+    assert {name(d) for d in bundle.student_dependencies()} == imported | NOTEBOOK_ENVIRONMENT
 
 
 def solution_regions() -> list[str]:

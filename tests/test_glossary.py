@@ -1,11 +1,11 @@
 """course/glossary.md, the course's terms in both languages: every row is complete and bilingual, no term is
 listed twice, the terms issues 34 and 47 found undefined are there, unit 10 uses the glossary's Chinese for the
-hardware terms it defines at first use, one Chinese term per concept across the units (subnormal), and every
+hardware terms it defines at first use, one Chinese term per concept across the units (`VARIANTS`), and every
 notebook links the glossary where the student bundle puts it."""
 
 import re
 
-from course import ROOT, notebooks
+from course import ROOT, bilingual, notebooks
 
 GLOSSARY = ROOT / "course" / "glossary.md"
 CJK = re.compile(r"[\u4e00-\u9fff]")
@@ -59,11 +59,63 @@ def source_notebooks():
     return sorted((ROOT / "source").glob("*/*.ipynb"))
 
 
-def test_one_chinese_term_for_subnormal_numbers_in_every_unit():
-    """Issue 47: unit 09 said 非规格化数 where the glossary and unit 10 say 次正规数."""
-    assert rows()["subnormal"] == "次正规数"
+# One Chinese term per concept (issue 47): the glossary's, never the other one some units used. A variant is a
+# regular expression, searched in every notebook, the student's utils (messages, labels) and the judge's messages.
+VARIANTS = {
+    "subnormal": "规格化",  # unit 09 said 非规格化数
+    "recomputation / recompute": "重算",  # units 01, 02, 05, 08, 10
+    "memory model": "显存模型",  # unit 05
+    "TMA reduce-add": "TMA (的)?归约(?!写回)",  # unit 10
+    "softmax scale": "softmax 的缩放因子",  # unit 10
+}
+
+
+def student_facing_texts() -> dict[str, str]:
+    paths = [
+        *source_notebooks(),
+        *(ROOT / "utils").rglob("*.py"),
+        *(ROOT / "course" / "judge").glob("unit*.py"),
+    ]
+    return {str(path.relative_to(ROOT)): path.read_text(encoding="utf-8") for path in paths}
+
+
+def test_one_chinese_term_per_concept_across_the_units():
+    terms, texts = rows(), student_facing_texts()
+    for english, variant in VARIANTS.items():
+        chinese = re.sub(r"（.*?）", "", terms[english])
+        assert any(chinese in text for text in texts.values()), (english, chinese)  # the term the units use
+        assert not [name for name, text in texts.items() if re.search(variant, text)], (english, variant)
+
+
+# Parentheses after Chinese that hold no English term being defined: a place, an operation's or a module's
+# name, a tuple of strides, a tolerance
+NOT_TERMS = {"cpu", "max", "linear", "batch", "rtol 1e-5"}
+FIRST_USE = re.compile(r"[\u4e00-\u9fff]+（([A-Za-z][A-Za-z0-9 \-]*[A-Za-z0-9])(?:[，,][^）]*)?）")
+
+
+def glossary_names() -> set[str]:
+    """Every name a glossary row gives a term, lower case: each of "a / b", with and without its parenthesis,
+    and what the parentheses in either language hold (an abbreviation: SM, LSE)."""
+    names = set()
+    for english, chinese in rows().items():
+        for part in english.split(" / "):
+            names |= {part.lower(), re.sub(r"\s*\(.*?\)", "", part).lower()}
+        for pair in re.findall(r"\((.*?)\)|（(.*?)）", english + chinese):
+            names |= {inner.lower() for inner in pair if inner}
+    return names
+
+
+def test_every_term_a_unit_introduces_is_in_the_glossary():
+    """A unit introduces a term as 中文（English） (the glossary's rule for a first use): each is a glossary term."""
+    names, missing = glossary_names(), set()
     for path in source_notebooks():
-        assert "规格化" not in path.read_text(encoding="utf-8"), path.name
+        for cell in notebooks.read(path).cells:
+            if cell.cell_type == "markdown":
+                chinese, _ = bilingual.halves(cell.source)
+                for term in FIRST_USE.findall(chinese):
+                    if term.lower() not in names | NOT_TERMS and term.lower().removesuffix("s") not in names:
+                        missing.add((path.parent.name, term))
+    assert not missing, sorted(missing)
 
 
 def test_every_notebook_links_the_glossary_where_the_bundle_puts_it():

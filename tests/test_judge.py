@@ -15,6 +15,7 @@ from course.judge.child import CallFailed, Child, read_plain
 from course.judge.core import Cell, Judgement, seed_for
 from course.layout import COURSE
 from course.selftest import replaced
+from utils import measure
 from utils.judged import tensor_files
 
 UNIT06 = ROOT / "source" / "06_flash_attention_pytorch" / "flash_attention_pytorch.ipynb"
@@ -401,14 +402,14 @@ def test_speed_ratios_compare_the_student_and_the_peer_round_by_round():
     child = TimedChild({True: (50.0, 50.0), False: (2.0, 40.0)})
     ratios = triton_calls.speed_ratios(judgement_of(child), "student", peer_taking(0.001, 0.004), 0.01)
     assert ratios == pytest.approx([0.5, 0.1], rel=0.5)
-    assert child.asked == [1] + [triton_calls.REPEATS] * triton_calls.ROUNDS
+    assert child.asked == [1] + [measure.REPEATS] * measure.ROUNDS
 
 
 def test_a_far_too_slow_warm_call_fails_before_the_timed_rounds():
     child = TimedChild({True: (1000.0,), False: (1.0,)})  # the limit: 1 ms / 0.5 * SLOW_CALL_FACTOR
     with pytest.raises(AssertionError, match="not timed further"):
         triton_calls.speed_ratios(judgement_of(child), "student", peer_taking(0.001), 0.5)
-    assert child.asked == [1] * triton_calls.WARM_TRIES  # tried again before failing, never timed in rounds
+    assert child.asked == [1] * measure.WARM_TRIES  # tried again before failing, never timed in rounds
 
 
 class UnluckyChild(TimedChild):
@@ -424,7 +425,7 @@ class UnluckyChild(TimedChild):
 def test_one_unlucky_warm_call_does_not_cost_the_speed_point():
     child = UnluckyChild({True: (2.0,), False: (2.0,)})
     ratios = triton_calls.speed_ratios(judgement_of(child), "student", peer_taking(0.001), 0.5)
-    assert len(ratios) == 1 and child.asked == [1, 1] + [triton_calls.REPEATS] * triton_calls.ROUNDS
+    assert len(ratios) == 1 and child.asked == [1, 1] + [measure.REPEATS] * measure.ROUNDS
 
 
 @pytest.mark.parametrize("answer", [None, (1.0,), (1.0, -1.0), (1.0, "2")])

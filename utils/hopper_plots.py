@@ -21,13 +21,24 @@ LABELS = {
 
 
 def fa2_schedule(tiles: int) -> dict[str, list[tuple[float, float, str]]]:
-    """FA2's warps do everything in order: load, S = QKᵀ (mma.sync), softmax, O += PV; the tensor cores wait."""
-    t, row = 0.0, []
-    for _ in range(tiles):
-        for kind in ("load", "gemm", "softmax", "gemm"):  # load K/V, S = QKᵀ, softmax, O += PV
-            row.append((t, SCHEDULE_UNITS[kind], kind))
+    """FA2's warps prefetch the next K/V tile with `cp.async` before computing this one, so the copy overlaps the
+    computation, but they run S = QKᵀ (mma.sync), softmax and O += PV in order: the tensor cores wait during the
+    softmax. The copies are issued by the same warps (no producer)."""
+    load = SCHEDULE_UNITS["load"]
+    copies, warps, t = [(0.0, load, "load")], [], 0.0
+    for j in range(tiles):
+        t = max(t, copies[j][0] + load)  # K_j and V_j have arrived
+        if j + 1 < tiles:
+            copies.append((t, load, "load"))  # the next tile's copy, issued before this tile's work
+        for kind in ("gemm", "softmax", "gemm"):  # S = QKᵀ, softmax, O += PV
+            warps.append((t, SCHEDULE_UNITS[kind], kind))
             t += SCHEDULE_UNITS[kind]
-    return {text("warp（FA2 没有线程束组）", "warps (FA2 has no warpgroups)"): row}
+    return {
+        text(
+            "cp.async 拷贝（同一批 warp 发出）", "cp.async copies (issued by the same warps)", sep="\n"
+        ): copies,
+        text("warp（FA2 没有线程束组）", "warps (FA2 has no warpgroups)", sep="\n"): warps,
+    }
 
 
 def pingpong_schedule(tiles: int) -> dict[str, list[tuple[float, float, str]]]:
@@ -57,8 +68,8 @@ def pingpong_schedule(tiles: int) -> dict[str, list[tuple[float, float, str]]]:
         done[group] += 1
     return {
         text("生产者（TMA）", "producer (TMA)"): producer,
-        text("消费者 1（查询行的前一半）", "consumer 1 (first half of the query rows)"): rows[0],
-        text("消费者 2（查询行的后一半）", "consumer 2 (second half of the query rows)"): rows[1],
+        text("消费者 1（查询行的前一半）", "consumer 1 (first half of the query rows)", sep="\n"): rows[0],
+        text("消费者 2（查询行的后一半）", "consumer 2 (second half of the query rows)", sep="\n"): rows[1],
     }
 
 
@@ -94,13 +105,13 @@ def plot_schedules(tiles: int = 4):
     import matplotlib.pyplot as plt
 
     panels = [
-        (fa2_schedule, "FlashAttention-2：顺序执行", "FlashAttention-2: in order"),
+        (fa2_schedule, "FlashAttention-2：计算按顺序，预取下一块", "FlashAttention-2: computation in order, next tile prefetched"),
         (pingpong_schedule, "生产者/消费者 + 乒乓调度（两个消费者，两倍的查询行）",
          "producer/consumer + pingpong (two consumers, twice the query rows)"),
         (intra_warpgroup_schedule, "线程束组内重叠", "intra-warpgroup overlap"),
     ]  # fmt: skip
     use_fonts()  # the Chinese titles and labels
-    fig, grid = plt.subplots(len(panels), 1, figsize=(11, 7), sharex=True)
+    fig, grid = plt.subplots(len(panels), 1, figsize=(11, 8), sharex=True)
     end = 0.0
     for ax, (schedule, zh, en) in zip(grid, panels, strict=True):
         rows = schedule(tiles)
@@ -108,6 +119,7 @@ def plot_schedules(tiles: int = 4):
         title = text(
             f"{zh}：{total:g} 个单位，张量核心忙 {busy:.0%}",
             f"{en}: {total:g} units, tensor cores busy {busy:.0%}",
+            sep="\n",
         )
         for y, bars in enumerate(rows.values()):
             for start, width, kind in bars:
@@ -137,7 +149,7 @@ def plot_tile_owners(owners, programs: int, shown: int = 40, ax=None):
     ax.set_title(
         text(f"持久网格：{programs} 个程序，{len(owners)} 个分块（显示前 {len(first)} 个；数字 = 程序编号）",
              f"persistent grid: {programs} programs, {len(owners)} tiles (first {len(first)} shown; "
-             "number = program id)"),
+             "number = program id)", sep="\n"),
         fontsize=10,
     )  # fmt: skip
     return ax

@@ -113,6 +113,21 @@ def forward_ratio(name: str, peer: str = "sdpa_flash", d: int = 128, n: int = 40
     return ms[peer] / ms[name]
 
 
+def fp8_speedups() -> list[dict]:
+    """The course's FP8 forward's throughput over the bf16 Hopper forward's and cuDNN bf16's (`fp8/fp8.json`): for
+    each measured (d, causal, N), {"d", "causal", "n", "over_bf16_hopper", "over_cudnn"}."""
+    return [
+        {
+            "d": r["d"],
+            "causal": r["causal"],
+            "n": r["n"],
+            "over_bf16_hopper": r["tflops"]["fp8 kernel"] / r["tflops"]["bf16 Hopper forward"],
+            "over_cudnn": r["tflops"]["fp8 kernel"] / r["tflops"]["bf16 SDPA cuDNN"],
+        }
+        for r in read_json("fp8/fp8.json")["rows"]
+    ]
+
+
 def fp8_errors() -> list[dict]:
     """The course's FP8 forward (scaled per row of Q and K) against float64 on the unrounded inputs: for each
     (d, causal), {"d", "causal", "accuracy": {what: [median, max] relative error per row]}} (`fp8/fp8.json`)."""
@@ -126,7 +141,9 @@ __all__ = [
     "folder",
     "forward_ratio",
     "fp8_errors",
+    "fp8_speedups",
     "occupancy",
+    "read_json",
     "spills",
     "tma_over_atomics",
 ]

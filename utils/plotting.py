@@ -68,9 +68,14 @@ def cjk_font() -> str | None:
     return found
 
 
-def text(zh: str, en: str) -> str:
-    """A plot label: `中文 · English` when a CJK font is available, else the English text alone."""
-    return f"{zh} · {en}" if cjk_font() else en
+def text(zh: str, en: str, sep: str = " · ") -> str:
+    """A plot label: `中文 · English` (or the two joined by `sep`, e.g. a line break for a long title) when a CJK
+    font is available (then put first by `use_fonts`, so a figure drawn outside the course's plot helpers draws
+    the Chinese too), else the English text alone."""
+    if not cjk_font():
+        return en
+    use_fonts()
+    return f"{zh}{sep}{en}"
 
 
 def use_fonts() -> None:

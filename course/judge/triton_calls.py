@@ -3,11 +3,11 @@
 
 from __future__ import annotations
 
-import statistics
 from collections.abc import Callable
 
 from course.judge.core import Judgement
-from utils.measure import assert_not_far_too_slow, far_too_slow, round_ms, timing_lock
+from utils import measure
+from utils.measure import round_ms
 
 ENTRY = "utils.judged.triton_calls.run"
 BANNED = [
@@ -66,24 +66,11 @@ def same_dtype(j: Judgement, tensor, dtype, what: str) -> None:
     )
 
 
-# The speed cells time the student's code (in the child) and the peer (here) in alternating rounds, both in a
-# round under the GPU timing lock, and compare them round by round: other gradings' work on the GPU (not timed,
-# so not excluded by the lock) then slows both alike. Before and after whole timings disagreed by 20 % with 9
-# gradings at once on the H100 and flipped unit 10's verdict on a regrade.
-ROUNDS, REPEATS = 5, 10
-# A warm call over the far-too-slow limit is tried again, under the lock, before the cell fails: on the H200, 48
-# unit-08 gradings at 16 jobs failed two legitimate variants on one warm call of 240 ms against a limit of 61 ms,
-# waiting behind other gradings' kernels (their timed rounds were never reached). A far too slow kernel stays so.
-WARM_TRIES = 3
-
-
 def speed_ratios(
     j: Judgement, target: str, peer: list[Callable[[], object]], threshold: float
 ) -> list[float]:
-    """Per measurement, the median over ROUNDS of the student's throughput over the peer's. `peer`: the peer's
-    zero-argument calls, run here; `target(repeats)`: the child's matching calls of the student's code, each
-    timed as the median of `repeats` calls after an untimed one (`utils.measure.round_ms`). First one warm
-    call each outside the lock: a far too slow one fails there (`utils.measure.SLOW_CALL_FACTOR`)."""
+    """`utils.measure.speed_ratios` of the student's code against the peer: `peer`, the peer's zero-argument
+    calls, run here; `target(repeats)`, the child's matching calls of the student's code, one round each."""
 
     def student_ms(repeats: int) -> tuple[float, ...]:
         times = j.call(target, repeats).result
@@ -96,16 +83,4 @@ def speed_ratios(
         )
         return times
 
-    peer_warm, warm = round_ms(peer, repeats=1), student_ms(1)
-    for _ in range(WARM_TRIES - 1):  # one call can wait behind another grading's long kernel: try again
-        if not far_too_slow(warm, peer_warm, threshold):
-            break
-        with timing_lock():
-            peer_warm, warm = round_ms(peer, repeats=1), student_ms(1)
-    assert_not_far_too_slow(warm, peer_warm, threshold)
-    per_round = []
-    for _ in range(ROUNDS):
-        with timing_lock():
-            peer_ms, ms = round_ms(peer, repeats=REPEATS), student_ms(REPEATS)
-        per_round.append([p / t for p, t in zip(peer_ms, ms, strict=True)])
-    return [statistics.median(ratios) for ratios in zip(*per_round, strict=True)]
+    return measure.speed_ratios(lambda repeats: round_ms(peer, repeats), student_ms, threshold)

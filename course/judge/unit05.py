@@ -206,7 +206,7 @@ def check_lengths(j: Judgement, what: str, n: int, segments: int, recomputed) ->
     lengths = recompute.segment_lengths(n, list(recomputed))
     j.expect(
         lengths is not None,
-        f"{what}: 反向传播重算的层 {list(recomputed)} 不是逐段、从检查点开始各重算一次",
+        f"{what}: 反向传播重计算的层 {list(recomputed)} 不是逐段、从检查点开始各重计算一次",
         f"{what}: the layers run again in backward, {list(recomputed)}, are not each segment once from its checkpoint",
     )
     j.expect(

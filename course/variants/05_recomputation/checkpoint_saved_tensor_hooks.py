@@ -1,5 +1,5 @@
 # selftest-replaces: rc_checkpoint
-# Variant: the non-reentrant design with saved-tensor hooks: each segment runs on the graph, pack keeps only a number, and the first unpack recomputes the whole segment (same random state) and hands out its saved tensors. / 变体：用 saved-tensor hooks 的非可重入做法：每段正常接入计算图，pack 只留一个编号，第一次 unpack 时重算整段（相同的随机状态）并交出它保存的张量。
+# Variant: the non-reentrant design with saved-tensor hooks: each segment runs on the graph, pack keeps only a number, and the first unpack recomputes the whole segment (same random state) and hands out its saved tensors. / 变体：用 saved-tensor hooks 的非可重入做法：每段正常接入计算图，pack 只留一个编号，第一次 unpack 时重计算整段（相同的随机状态）并交出它保存的张量。
 def run_segment(part, start):
     cpu_state = torch.get_rng_state()
     cuda_state = torch.cuda.get_rng_state(start.device) if start.is_cuda else None

@@ -1,5 +1,5 @@
 # selftest-replaces: fa_backward
-# Variant: recomputes the scores inline (no score_tile) and masks with torch.where; 64×16 tiles. / 变体：不调用 score_tile，直接重算分数并用 torch.where 掩码；64×16 分块。
+# Variant: recomputes the scores inline (no score_tile) and masks with torch.where; 64×16 tiles. / 变体：不调用 score_tile，直接重计算分数并用 torch.where 掩码；64×16 分块。
 def flash_backward(Q, K, V, out, L, dO, is_causal=False):
     """Tiled backward pass: rebuilds each tile of P from Q, K and L (recomputation).
 
