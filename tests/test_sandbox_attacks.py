@@ -1226,7 +1226,7 @@ def test_a_notebook_cannot_fill_the_graders_memory_with_its_output(tmp_path, mon
 
 
 GRADER_GROWTH = """
-import json, sys
+import json, logging, sys
 import nbformat
 from course.judge import kernel
 kernel.MAX_MESSAGE = 16 << 20
@@ -1237,6 +1237,14 @@ nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "lan
 def memory(field):
     return next(int(line.split()[1]) << 10 for line in open("/proc/self/status") if line.startswith(field + ":"))
 
+class Logged(logging.Handler):  # the bytes nbclient logs (in a worker: the job's log, held while nbgrader runs)
+    size = 0
+
+    def emit(self, record):
+        self.size += len(record.getMessage())
+
+
+logged = Logged()
 # the peak so far no longer counts: the imports', and getrusage's maxrss even holds the exec'ing pytest's (~1 GB in CI)
 with open("/proc/self/clear_refs", "w") as peak:
     peak.write("5")
@@ -1244,13 +1252,15 @@ before, error = memory("VmRSS"), None
 try:
     # a loaded host takes seconds to work through a flood: the wait for its last output is not what is tested here
     executor = kernel.SandboxedExecute(timeout=120, iopub_timeout=60, allow_errors=True)
+    executor.log.addHandler(logged)
     executor.preprocess(nb, {"metadata": {"path": sys.argv[1]}})
 except Exception as raised:
     error = type(raised).__name__
 grown = memory("VmHWM") - before
 texts = [o.get("text", "") for o in nb.cells[0].outputs]
 after = [o.get("text", "") for o in nb.cells[1].outputs]
-print(json.dumps({"grown": grown, "error": error, "printed": sum(map(len, texts)), "texts": texts, "after": after}))
+print(json.dumps({"grown": grown, "error": error, "printed": sum(map(len, texts)), "texts": texts, "after": after,
+                  "logged": logged.size}))
 """
 
 
@@ -1415,6 +1425,7 @@ for n in range(48):
         ("display_data", {"data": {"text/plain": "d"}, "metadata": {"junk": junk}}),
         ("comm_open", {"comm_id": f"c{n}", "target_name": "jupyter.widget", "data": {"state": {**widget, "junk": junk}}}),
         ("display_data", {"data": {"text/plain": "d"}, "metadata": {}, "transient": {"display_id": f"d{n}" + junk}}),
+        ("unheard_of_" + junk, {}),
     ]:
         kernel.session.send(kernel.iopub_socket, kind, content, parent=kernel.get_parent())
 """
@@ -1424,9 +1435,12 @@ def test_output_metadata_widget_state_and_display_ids_never_grow_the_graders_mem
     """(e) The grader counted a cell's output data as it came, but not the outputs' metadata, widget (comm) state or
     the ids of displays it keeps to update them: one submission held +1.5 GiB in the grader and scored full marks.
     Each is charged to the notebook's bytes with its outputs (`SandboxedExecute.process_message`); past them the
-    cell says what was dropped. Three kinds of 48 messages of 1 MiB each, in one kernel start."""
+    cell says what was dropped. And a message of a kind nbclient does not handle was logged with its type in full
+    (the job's log, held in memory while nbgrader runs): it is dropped. Four kinds of 48 messages of 1 MiB each, in
+    one kernel start."""
     seen = grader_growth(tmp_path, BESIDE_OUTPUTS)
     assert any("over the grader's limit for this notebook" in text for text in seen["texts"])
+    assert seen["logged"] < MIB
     assert seen["after"] == ["after\n"], seen["error"]
 
 

@@ -44,7 +44,10 @@ HELD_OUTPUT = 4 * outputs.MAX_CELL  # bytes of one cell's outputs the grader hol
 HELD_NOTEBOOK = 4 * outputs.MAX_NOTEBOOK
 # of one message from the kernel, what the relay passes on: bytes (the largest output kept is 1 MiB), frames (a
 # widget's buffers among them), JSON values (each ~100 bytes once parsed)
-MAX_MESSAGE, MAX_FRAMES, MAX_VALUES = 16 << 20, 64, 1 << 16
+MAX_MESSAGE, MAX_FRAMES, MAX_VALUES = 4 << 20, 64, 1 << 16
+# the kernel's messages nbclient handles: another kind is dropped (nbclient would log each, its type in full)
+HANDLED = ("status", "execute_input", "stream", "display_data", "execute_result", "error", "clear_output")
+HANDLED += ("update_display_data", "comm_open", "comm_msg", "comm_close")
 SHELL_POLL = 1.0  # seconds the grader waits on the kernel's shell socket before it looks at the socket again
 
 
@@ -287,6 +290,8 @@ class SandboxedExecute(Execute):
         """nbclient's, with what the grader keeps of a message beside a cell's outputs (widget and comm state, a
         display's updates and its id, outputs an Output widget captures) charged to the notebook's HELD_NOTEBOOK
         bytes with its outputs: past them such a message is dropped, and its cell says so once."""
+        if msg["msg_type"] not in HANDLED:
+            return None
         if self.kept_beside_outputs(msg):
             size = message_size(msg)
             if self.held_in_all() + size > HELD_NOTEBOOK:

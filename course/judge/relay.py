@@ -27,7 +27,9 @@ MEMORY = 1 << 30  # bytes of address space the relay may hold (where no memory c
 MAX_DEPTH = 64  # nesting of one message's JSON (the grader's parser and nbformat recurse)
 QUEUED = 4  # messages a socket queues (the grader's client too): at most this many pass at once
 DELIMITER = b"<IDS|MSG>"
-ROUTED = ("shell", "control", "stdin", "hb")  # the grader's DEALER (REQ for hb) to the kernel's ROUTER
+# bytes of one message on the channels where the kernel only answers briefly, and which the grader's client reads
+# only now and then (control, heartbeat) or never (stdin: nbclient allows no input): what waits there is small
+SMALL_MESSAGE = 64 << 10
 IDENTITY = b"course-relay"  # of each socket towards the kernel: it answers stdin to the shell's requester
 STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')
 
@@ -131,10 +133,11 @@ class Relay:
         """The kernel's next message on `sock`, or None when it is refused (a note then says so): read frame by
         frame, no frame kept past the bounds."""
         frames, count, size = [], 0, 0
+        most = self.spec["max_message"] if channel in ("shell", "iopub") else SMALL_MESSAGE
         while True:
             frame = sock.recv(copy=False)  # as libzmq holds it, never copied
             count, size = count + 1, size + len(frame)
-            if count <= self.spec["max_frames"] and size <= self.spec["max_message"]:
+            if count <= self.spec["max_frames"] and size <= most:
                 frames.append(frame)
             else:
                 frames.clear()
