@@ -1444,6 +1444,34 @@ def test_output_metadata_widget_state_and_display_ids_never_grow_the_graders_mem
     assert seen["after"] == ["after\n"], seen["error"]
 
 
+def test_a_kernel_whose_relay_died_is_a_dead_kernel(tmp_path):
+    """(e) The relay is the kernel's only way to the grader: one its cgroup's OOM killer took leaves the kernel
+    talking to no one. The grader kills that kernel, and the notebook ends as a dead kernel's does (its shutdown
+    waited on the kernel forever while the relay counted as the kernel's life)."""
+    import threading
+
+    import nbformat
+    from nbclient.exceptions import DeadKernelError
+
+    from course.judge import kernel
+
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("import time\ntime.sleep(120)")])
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    executor = kernel.SandboxedExecute(timeout=300)
+
+    def kill_the_relay():
+        while getattr(getattr(executor, "manager", None), "relay", None) is None:  # until the kernel runs
+            time.sleep(0.1)
+        time.sleep(2)
+        executor.manager.relay.kill()
+
+    threading.Thread(target=kill_the_relay, daemon=True).start()
+    started = time.monotonic()
+    with pytest.raises(DeadKernelError):
+        executor.preprocess(nb, {"metadata": {"path": str(tmp_path)}})
+    assert time.monotonic() - started < 100 and not executor.manager.work.exists()
+
+
 def test_a_grading_past_its_share_cannot_spill_into_swap(gradings_folder):
     """(e) On a host with swap, a cgroup at its memory limit has its pages swapped out rather than its processes
     killed: a grading could hold the host's whole swap beyond its share (a memfd swaps as well as anything). Where

@@ -176,9 +176,14 @@ class SandboxedKernelManager(SteppedKernelManager):
         weakref.finalize(self, self.relay.kill)
 
     async def _async_is_alive(self) -> bool:
-        """The kernel runs, and so does its relay (one the grading's memory cgroup killed: the kernel counts as dead)."""
-        alive = await super()._async_is_alive()
-        return alive and (not hasattr(self, "relay") or self.relay.poll() is None)
+        """Whether the kernel runs; one whose relay died (its cgroup's OOM killer) is killed first, the relay's
+        sockets being its only way to the grader (the grader asks every second while a cell runs)."""
+        if self.has_kernel and hasattr(self, "relay") and self.relay.poll() is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(
+                    self.provisioner.pid, signal.SIGKILL
+                )  # the sandbox's namespace dies with its launcher
+        return await super()._async_is_alive()
 
     async def _async_signal_kernel(self, signum: int) -> None:
         """Signal the sandbox's processes, not its launcher (jupyter_client signals the launcher's process group):

@@ -3,10 +3,11 @@
 libzmq receives a message whole before anything reads it (its MAXMSGSIZE bounds one frame, not how many frames),
 and a message's JSON grows ~25 times as it is parsed (nested empty lists). So the grader never receives what the
 kernel sends: this process does, in the grading's memory cgroup and under an address-space limit of its own
-(`MEMORY`: a message past it makes libzmq drop the connection, and the message). It reads each of the kernel's messages frame by frame and passes on only one of at most `max_frames`
-frames and `max_message` bytes whose JSON parses to at most `max_values` values, `MAX_DEPTH` deep; for a message it
-refuses, the running cell gets the grader's bilingual note on stderr instead. What the grader sends the kernel
-passes as it is. `start` (in the grader) launches it and points the kernel manager's client at its sockets.
+(`MEMORY`: a message past it makes libzmq drop the connection, and the message). It reads each of the kernel's
+messages frame by frame and passes on only one of at most `max_frames` frames and `max_message` bytes
+(SMALL_MESSAGE on stdin, control and heartbeat) whose JSON parses to at most `max_values` values, MAX_DEPTH deep;
+for a message it refuses, the running cell gets the grader's bilingual note on stderr instead. What the grader sends
+the kernel passes as it is. `start` (in the grader) launches it; the kernel manager's client connects to it.
 """
 
 from __future__ import annotations
