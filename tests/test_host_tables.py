@@ -65,3 +65,11 @@ def test_course_check_says_how_the_tables_lower_each_gradings_limits(small_host,
     )
     monkeypatch.setattr(tables, "read", lambda: {"files": (0, 1 << 62), "tasks": (0, 1 << 22)})
     assert doctor.tables_line().startswith(doctor.OK)
+
+
+def test_a_host_without_the_tables_keeps_its_jobs_and_limits(monkeypatch, capsys, tmp_path):
+    """Off Linux (no /proc) nothing is lowered and nothing fails: `course check` says the tables are unknown."""
+    monkeypatch.setattr(tables, "Path", lambda path: tmp_path / "no-proc" / path.lstrip("/"))
+    assert tables.fit_jobs(8, sandbox.LIMITS) == 8 and capsys.readouterr().out == ""
+    assert tables.job_env(8, sandbox.LIMITS) == {}
+    assert doctor.tables_line().startswith(doctor.OK)

@@ -31,14 +31,18 @@ class Fit:
     nproc: int
 
 
-def read() -> dict[str, tuple[int, int]]:
-    """{"files": (in use, most), "tasks": (in use, most)} of this host."""
-    allocated, unused, most = map(int, Path("/proc/sys/fs/file-nr").read_text().split())
-    tasks = int(Path("/proc/loadavg").read_text().split()[3].split("/")[1])
-    return {
-        "files": (allocated - unused, most),
-        "tasks": (tasks, int(Path("/proc/sys/kernel/pid_max").read_text())),
-    }
+def read() -> dict[str, tuple[int, int]] | None:
+    """{"files": (in use, most), "tasks": (in use, most)} of this host; None where there is no such /proc (off
+    Linux, where a grading has no sandbox to limit)."""
+    try:
+        allocated, unused, most = map(int, Path("/proc/sys/fs/file-nr").read_text().split())
+        tasks = int(Path("/proc/loadavg").read_text().split()[3].split("/")[1])
+        return {
+            "files": (allocated - unused, most),
+            "tasks": (tasks, int(Path("/proc/sys/kernel/pid_max").read_text())),
+        }
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 def limits_for(jobs: int, limits: dict[str, int], tables: dict[str, tuple[int, int]]) -> Fit:
@@ -64,7 +68,10 @@ def fit(jobs: int, limits: dict[str, int], tables: dict[str, tuple[int, int]]) -
 def fit_jobs(jobs: int, limits: dict[str, int]) -> int:
     """The jobs a run starts at once (`jobs`, fewer where the host's tables are too small), saying so, and how the
     per-grading limits are lowered, in both languages."""
-    found = fit(jobs, limits, read())
+    tables = read()
+    if tables is None:
+        return jobs
+    found = fit(jobs, limits, tables)
     if found.jobs < jobs:
         print(
             bilingual(
@@ -89,7 +96,10 @@ def lowered(found: Fit, limits: dict[str, int]) -> tuple[str, str]:
 
 def job_env(at_once: int, limits: dict[str, int]) -> dict[str, str]:
     """LIMITS_ENV for a job that runs with `at_once` jobs on this host (the limits fitted now)."""
-    found = limits_for(at_once, limits, read())
+    tables = read()
+    if tables is None:
+        return {}
+    found = limits_for(at_once, limits, tables)
     return {LIMITS_ENV: f"nofile={found.nofile},nproc={found.nproc}"}
 
 
@@ -102,6 +112,10 @@ def fitted(limits: dict[str, int]) -> dict[str, int]:
 def line(jobs: int, limits: dict[str, int]) -> tuple[bool, str]:
     """(whether the limits stand as they are, `course check`'s line) for `jobs` at once here."""
     tables = read()
+    if tables is None:
+        return True, bilingual(
+            "主机表：这里读不到（没有 /proc）", "host tables: not readable here (no /proc)"
+        )
     found = fit(jobs, limits, tables)
     (files, most_files), (tasks, most_tasks) = tables["files"], tables["tasks"]
     zh = f"主机表：打开的文件 {files}/{most_files}，进程与线程 {tasks}/{most_tasks}；同时评 {jobs} 份时"
