@@ -47,7 +47,7 @@ def received(session: Session, sock: zmq.Socket) -> dict:
 
 def test_the_relay_passes_what_is_within_bounds_and_notes_what_it_refuses(wired):
     """(e) What the grader sends reaches the kernel and the kernel's answers come back; a message of too many frames,
-    too many JSON values or too deep JSON is refused, and the running cell gets a signed note on stderr instead."""
+    too many JSON values or too deep JSON is refused, and the running cell gets a signed note on stdout instead."""
     session, kernel_shell, kernel_iopub, shell, iopub = wired
     request = session.send(shell, "execute_request", {"code": "1"})
     idents, frames = session.feed_identities(kernel_shell.recv_multipart())
@@ -76,7 +76,7 @@ def test_the_relay_passes_what_is_within_bounds_and_notes_what_it_refuses(wired)
     notes = [msg["content"]["text"] for msg in seen[:-1]]
     assert all(msg["parent_header"]["msg_id"] == request["header"]["msg_id"] for msg in seen)
     assert all(
-        msg["content"]["name"] == "stderr" and "over the grader's bounds" in text
+        msg["content"]["name"] == "stdout" and "over the grader's bounds" in text
         for msg, text in zip(seen, notes, strict=False)
     )
     assert "(22 frames" in notes[0] and seen[-1]["content"]["text"] == "kept"

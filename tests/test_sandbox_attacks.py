@@ -1408,7 +1408,7 @@ def test_the_kernels_messages_never_grow_the_graders_memory_past_the_cap(tmp_pat
     of 8 MiB each was held whole in the grader's memory, outside every cgroup, before anything read it; and a message
     under the cap grew ~25 times as the grader parsed its JSON (12 MiB of empty lists: ~300 MiB). A relay in the
     grading's memory cgroup (`course.judge.relay`) receives the kernel's messages, refuses both, and the cell says so
-    on stderr; the next cell runs as usual. Both attacks in one cell: one kernel start (~10 s) for the two."""
+    in its output; the next cell runs as usual. Both attacks in one cell: one kernel start (~10 s) for the two."""
     seen = grader_growth(tmp_path, MANY_FRAMES + SMALL_BUT_DEEP)
     refused = [re.search(r"\((\d+) frames, (\d+) bytes\)", text) for text in seen["texts"]]
     frames, sizes = zip(*[(int(found[1]), int(found[2])) for found in refused if found], strict=True)

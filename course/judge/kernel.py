@@ -303,7 +303,7 @@ class SandboxedExecute(Execute):
                 if cell_index not in self.noted:
                     self.noted.add(cell_index)
                     cell.outputs.append(
-                        new_output("stream", name="stderr", text=outputs.over_budget_note() + "\n")
+                        new_output("stream", name="stdout", text=outputs.over_budget_note() + "\n")
                     )
                 return None
             self.beside += size

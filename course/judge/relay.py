@@ -6,7 +6,7 @@ kernel sends: this process does, in the grading's memory cgroup and under an add
 (`MEMORY`: a message past it makes libzmq drop the connection, and the message). It reads each of the kernel's
 messages frame by frame and passes on only one of at most `max_frames` frames and `max_message` bytes
 (SMALL_MESSAGE on stdin, control and heartbeat) whose JSON parses to at most `max_values` values, MAX_DEPTH deep;
-for a message it refuses, the running cell gets the grader's bilingual note on stderr instead. What the grader sends
+for a message it refuses, the running cell gets the grader's bilingual note on stdout instead. What the grader sends
 the kernel passes as it is. `start` (in the grader) launches it; the kernel manager's client connects to it.
 """
 
@@ -165,7 +165,8 @@ class Relay:
         return all(isinstance(part, dict) and depth(part) <= MAX_DEPTH for part in parsed)
 
     def note(self, channel: str, frames: int, size: int) -> None:
-        """Tell the running cell, on stderr, that a message of the kernel's was refused."""
+        """Tell the running cell, on stdout as the outputs' other notes (stderr would score a test cell 0), that a
+        message of the kernel's was refused."""
         if self.parent is None:
             return
         text = self.spec["note"].format(kind=channel, frames=frames, bytes=size) + "\n"
@@ -178,7 +179,7 @@ class Relay:
             "version": "5.3",
         }
         parts = [
-            json.dumps(part).encode() for part in (header, self.parent, {}, {"name": "stderr", "text": text})
+            json.dumps(part).encode() for part in (header, self.parent, {}, {"name": "stdout", "text": text})
         ]
         self.iopub.send_multipart([b"stream", DELIMITER, self.sign(parts), *parts])
 
