@@ -4,6 +4,7 @@ checks the semester's own files (semester.toml and the roster) on their own, bef
 from __future__ import annotations
 
 import importlib.metadata as md
+import os
 import platform
 import re
 import subprocess
@@ -101,6 +102,14 @@ def sandbox_line() -> str:
     )
 
 
+def tables_line() -> str:
+    """Whether the host's file and pid tables hold every grading's limits at one job per core (`course.judge.tables`)."""
+    from course.judge import sandbox, tables
+
+    fits, said = tables.line(os.cpu_count() or 1, sandbox.LIMITS)
+    return f"{OK if fits else WARN} {said}"
+
+
 def settings_lines(course, roster: Path | None) -> tuple[list[str], bool]:
     """A line per semester file (semester.toml, the roster: `roster`, else the course root's roster.csv if there
     is one) and for the private overlay's judges, with what is wrong in it, and whether anything is."""
@@ -189,6 +198,7 @@ def main(course=None, roster: Path | None = None) -> int:
         )
     )
     print(f"  {sandbox_line()}")
+    print(f"  {tables_line()}")
     print(f"  {ray_line()}")
     extensions = nbgrader_extensions()
     if extensions is None:

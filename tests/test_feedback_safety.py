@@ -337,7 +337,7 @@ def test_a_hostile_submission_graded_by_the_course_shows_nothing_active_in_its_f
         "from IPython.display import HTML, Javascript, display\n\n"
         "display(HTML(\"<script>alert('html')</script><img src=x onerror=alert('img')>\"))\n"
         "display(Javascript(\"alert('js')\"))\n"
-        f"print('A' * {HUGE})\n\n" + answer
+        f"print('A' * {3 << 20})\n\n" + answer  # under the relay's 4 MiB a message (past it: refused)
     )
     folder = tmp_path / "class" / "mallory" / UNIT
     submissions.write_student(

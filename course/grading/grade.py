@@ -38,7 +38,7 @@ from course.grading import feedback_inputs, gradebook_db, intake, lms, overlay, 
 from course.grading.atomic import replace_text
 from course.grading.pool import Job, LocalPool, NotGraded, RayPool, open_pool
 from course.grading.runner import run_job
-from course.judge import cgroup
+from course.judge import cgroup, tables
 from course.judge import sandbox as judge_sandbox
 from course.layout import COURSE, Course
 from course.neutral import cell, visible
@@ -741,6 +741,8 @@ def grade(
         if graded_pairs:
             memory, gpus = gradings_memory_gib(), gpu_memory_gib()
             jobs = jobs or where.slots or default_jobs(len(graded_pairs), cpu_count(), gpus, memory)
+            if isinstance(where, LocalPool):  # a Ray node fits each job's limits to its own tables
+                jobs = tables.fit_jobs(jobs, judge_sandbox.LIMITS)
             print(bilingual(f"同时评分 {jobs} 份", f"grading {jobs} at a time"))
             if memory is not None and isinstance(where, LocalPool):
                 warn_memory(jobs, memory, "cpu" if gpus is None else "gpu")

@@ -14,7 +14,7 @@ import tempfile
 from pathlib import Path
 
 from course import ROOT
-from course.judge import bytecode, cgroup, sandbox, triton_reference
+from course.judge import bytecode, cgroup, sandbox, tables, triton_reference
 from utils.judged.triton_cache import REFERENCE_ENV
 from utils.measure import LOCK_DIR_ENV
 
@@ -55,6 +55,7 @@ def job_env(threads: int | None, scratch: Path, gpu: str | None, at_once: int = 
     """A job's environment: `worker_env`, its own temporary folder, the one GPU it runs on when given, and how many
     jobs run on this host at once (each grading's memory is its share of what they may hold together)."""
     env = {**worker_env(threads), "TMPDIR": str(scratch), cgroup.AT_ONCE_ENV: str(at_once)}
+    env |= tables.job_env(at_once, sandbox.LIMITS)  # its sandboxes' limits, as this host's tables allow
     if gpu is not None:
         env["CUDA_VISIBLE_DEVICES"] = gpu
     return env

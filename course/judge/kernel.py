@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import signal
 import stat
@@ -24,11 +25,12 @@ import zmq
 from jupyter_client.channels import AsyncZMQSocketChannel
 from jupyter_client.manager import AsyncKernelManager
 from nbclient.exceptions import DeadKernelError
+from nbformat.v4 import new_output
 from nbgrader.preprocessors import Execute
 from traitlets import Unicode
 
 from course import ROOT
-from course.judge import outputs, sandbox, triton_stats, units
+from course.judge import cgroup, outputs, relay, sandbox, triton_stats, units
 
 # Notebook metadata: why the kernel died (the judge graded the notebook anyway).
 KERNEL_DIED = "flash_course_kernel_died"
@@ -38,8 +40,24 @@ STAGES = "flash_course_stages"
 # the kernel runs code the scan never reads (added cells), which would plant there what those children load
 SHARED = "flash_course_shared"
 HELD_OUTPUT = 4 * outputs.MAX_CELL  # bytes of one cell's outputs the grader holds before it bounds them
-MAX_MESSAGE = 64 << 20  # bytes of one message from the kernel the grader's sockets accept (larger: dropped)
+# bytes of all the grader holds for a notebook: its outputs, widget and comm state, displays' updates and ids
+HELD_NOTEBOOK = 4 * outputs.MAX_NOTEBOOK
+# of one message from the kernel, what the relay passes on: bytes (the largest output kept is 1 MiB), frames (a
+# widget's buffers among them), JSON values (each ~100 bytes once parsed)
+MAX_MESSAGE, MAX_FRAMES, MAX_VALUES = 4 << 20, 64, 1 << 16
+# the kernel's messages nbclient handles: another kind is dropped (nbclient would log each, its type in full)
+HANDLED = ("status", "execute_input", "stream", "display_data", "execute_result", "error", "clear_output")
+HANDLED += ("update_display_data", "comm_open", "comm_msg", "comm_close")
 SHELL_POLL = 1.0  # seconds the grader waits on the kernel's shell socket before it looks at the socket again
+
+
+def json_size(value) -> int:
+    return len(json.dumps(value))
+
+
+def message_size(msg) -> int:
+    """Bytes of a message's content and buffers (what the grader may keep of it)."""
+    return json_size(msg["content"]) + sum(len(buffer) for buffer in msg.get("buffers") or [])
 
 
 def cell_seconds(cell) -> float:
@@ -96,12 +114,13 @@ class SandboxedKernelManager(SteppedKernelManager):
             self.use_workspace(sandbox.workspace("course-kernel-"))
 
     def client(self, **kwargs):
-        """The grader's client of the kernel, whose sockets refuse a message over MAX_MESSAGE (one message is
-        received whole, in the grader's memory, before the outputs' bounds see it) and whose shell channel waits
-        in steps (`SteppedShellChannel`)."""
+        """The grader's client of the kernel (through its relay, `start_relay`), whose sockets queue at most
+        `relay.QUEUED` messages and refuse one over MAX_MESSAGE, and whose shell channel waits in steps
+        (`SteppedShellChannel`)."""
         client = super().client(**kwargs)
-        if self.mechanism != "none":
-            client.context.setsockopt(zmq.MAXMSGSIZE, MAX_MESSAGE)  # for the channels' sockets, made later
+        if self.mechanism != "none":  # for the channels' sockets, made later
+            client.context.setsockopt(zmq.MAXMSGSIZE, MAX_MESSAGE)
+            client.context.setsockopt(zmq.RCVHWM, relay.QUEUED)
         return client
 
     def use_workspace(self, work: Path) -> None:
@@ -137,6 +156,34 @@ class SandboxedKernelManager(SteppedKernelManager):
         weakref.finalize(self, self.quota_watch.done.set)
         weakref.finalize(self, sandbox.kill_processes_of, self.owner)
         await self.guard_sockets()
+        self.start_relay()
+
+    def start_relay(self) -> None:
+        """Put the relay (`course.judge.relay`), in the grading's memory cgroup, between the kernel's sockets and
+        the grader's client: the kernel's messages are received, parsed and bounded there, not in the grader."""
+        ports = {"shell": self.shell_port, "iopub": self.iopub_port, "stdin": self.stdin_port}
+        ports |= {"control": self.control_port, "hb": self.hb_port}
+        bounds = {"max_message": MAX_MESSAGE, "max_frames": MAX_FRAMES, "max_values": MAX_VALUES}
+        prefix = [
+            *cgroup.joining(cgroup.for_grading(self.owner)),
+            sandbox.tool("prlimit"),
+            f"--as={relay.MEMORY}",
+        ]
+        prefix += ["--", sandbox.tool("setpriv"), "--pdeathsig=KILL", "--"]
+        self.relay, self.ip = relay.start(
+            self.work, self.ip, ports, self.session, bounds, outputs.refused_note(), prefix
+        )
+        weakref.finalize(self, self.relay.kill)
+
+    async def _async_is_alive(self) -> bool:
+        """Whether the kernel runs; one whose relay died (its cgroup's OOM killer) is killed first, the relay's
+        sockets being its only way to the grader (the grader asks every second while a cell runs)."""
+        if self.has_kernel and hasattr(self, "relay") and self.relay.poll() is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(
+                    self.provisioner.pid, signal.SIGKILL
+                )  # the sandbox's namespace dies with its launcher
+        return await super()._async_is_alive()
 
     async def _async_signal_kernel(self, signum: int) -> None:
         """Signal the sandbox's processes, not its launcher (jupyter_client signals the launcher's process group):
@@ -156,6 +203,9 @@ class SandboxedKernelManager(SteppedKernelManager):
         its log is closed (open, it would keep its pages, all the kernel printed to its stdout, once removed)."""
         await super()._async_cleanup_resources(restart)
         if self.mechanism != "none":
+            if hasattr(self, "relay"):  # before the cgroup it is in goes
+                self.relay.kill()
+                self.relay.wait()
             sandbox.kill_processes_of(self.owner)
             if hasattr(self, "log_file"):  # not if the launch failed before it began
                 self.log_file.close()
@@ -209,7 +259,12 @@ class SandboxedExecute(Execute):
         super().__init__(*args, **kwargs)
 
     def preprocess(self, nb, resources=None, km=None):
-        self.started, self.kernel_ready, self.manager, self.held = time.monotonic(), None, None, {}
+        self.started, self.kernel_ready, self.manager = time.monotonic(), None, None
+        self.held, self.beside, self.noted = (
+            {},
+            0,
+            set(),
+        )  # each cell's outputs' bytes, all else's; cells told
         try:
             return super().preprocess(nb, resources, km)
         except DeadKernelError as error:
@@ -236,15 +291,50 @@ class SandboxedExecute(Execute):
         self.manager = super().create_kernel_manager()
         return self.manager
 
+    def process_message(self, msg, cell, cell_index):
+        """nbclient's, with what the grader keeps of a message beside a cell's outputs (widget and comm state, a
+        display's updates and its id, outputs an Output widget captures) charged to the notebook's HELD_NOTEBOOK
+        bytes with its outputs: past them such a message is dropped, and its cell says so once."""
+        if msg["msg_type"] not in HANDLED:
+            return None
+        if self.kept_beside_outputs(msg):
+            size = message_size(msg)
+            if self.held_in_all() + size > HELD_NOTEBOOK:
+                if cell_index not in self.noted:
+                    self.noted.add(cell_index)
+                    cell.outputs.append(
+                        new_output("stream", name="stdout", text=outputs.over_budget_note() + "\n")
+                    )
+                return None
+            self.beside += size
+        return super().process_message(msg, cell, cell_index)
+
+    def kept_beside_outputs(self, msg) -> bool:
+        content = msg["content"]
+        return (
+            msg["msg_type"].startswith("comm")
+            or msg["msg_type"] == "update_display_data"
+            or bool((content.get("transient") or {}).get("display_id"))
+            or bool(self.output_hook_stack.get(msg["parent_header"].get("msg_id")))
+        )
+
+    def held_in_all(self) -> int:
+        return sum(self.held.values()) + self.beside
+
     def output(self, outs, msg, display_id, cell_index):
         """nbclient's, with a cell's outputs bounded as they come (`outputs.bounded`, as `outputs.sanitize` bounds
-        them later; past HELD_OUTPUT bytes its note counts only what it cut since the last time): the grader holds
-        them, outside the sandbox's memory cgroup, and a cell printing until its timeout would fill the host's."""
+        them later; past HELD_OUTPUT bytes, or HELD_NOTEBOOK with all else held, its note counts only what it cut
+        since the last time): the grader holds them, outside the sandbox's memory cgroup, and a cell printing until
+        its timeout would fill the host's. An output's metadata counts too (bounding keeps only image sizes)."""
         out = super().output(outs, msg, display_id, cell_index)
         if out is not None:
-            self.held[cell_index] = self.held.get(cell_index, 0) + outputs.size(out)
-            if self.held[cell_index] > HELD_OUTPUT:
-                outs[:], self.held[cell_index] = outputs.bounded(outs, outputs.MAX_CELL)
+            self.held[cell_index] = (
+                self.held.get(cell_index, 0) + outputs.size(out) + json_size(out.get("metadata", {}))
+            )
+            if self.held[cell_index] > HELD_OUTPUT or self.held_in_all() > HELD_NOTEBOOK:
+                others = sum(self.held.values()) - self.held[cell_index]
+                budget = min(outputs.MAX_CELL, max(0, outputs.MAX_NOTEBOOK - others))
+                outs[:], self.held[cell_index] = outputs.bounded(outs, budget)
                 self.clear_display_id_mapping(cell_index)  # their places changed
         return out
 

@@ -52,6 +52,23 @@ def dropped_note(count: int, cut: int) -> str:
     )
 
 
+def refused_note() -> str:
+    """The relay's note on a message from the kernel it refused (`course.judge.relay`: fields kind, frames, bytes)."""
+    return bilingual(
+        "[内核在 {kind} 通道上发来的一条消息（{frames} 帧，{bytes} 字节）超出评分程序的上限，已丢弃]",
+        "[a message from the kernel on its {kind} channel ({frames} frames, {bytes} bytes) is over the grader's "
+        "bounds: dropped]",
+    )
+
+
+def over_budget_note() -> str:
+    return bilingual(
+        "[内核发来的控件、显示更新等消息超出评分程序为本笔记本保留的上限，其余的已丢弃]",
+        "[widget, display-update and captured-output messages from the kernel are over the grader's limit for this "
+        "notebook: the rest were dropped]",
+    )
+
+
 def size(output) -> int:
     """Bytes of an output's text and data."""
     if output.output_type == "stream":

@@ -29,7 +29,7 @@ import tempfile
 from pathlib import Path
 
 from course import ROOT
-from course.judge import bytecode, cgroup, triton_reference
+from course.judge import bytecode, cgroup, tables, triton_reference
 from course.judge.environment import inside, outermost, python_paths
 from utils.judged.triton_cache import MANAGER, REFERENCE_ENV
 from utils.messages import bilingual
@@ -232,7 +232,7 @@ def owner_of(workdir: Path) -> int:
 def limits_argv() -> list[str]:
     """`prlimit` in front of a command: its resource limits. The address space is bounded on a CPU only (CUDA
     reserves far more than it uses); processes only where the sandbox has a uid of its own."""
-    limits = dict(LIMITS)
+    limits = tables.fitted(LIMITS)  # as the host's file and pid tables allow the job (`course.judge.tables`)
     if os.geteuid() != 0:
         del limits["nproc"]  # counted over the grader's own processes
     if not gpu_devices():
