@@ -1,7 +1,8 @@
 """`course formgrader` (issue 46, item 2): JupyterLab's formgrader works on the course folder. The guide's former
 launch, `jupyter lab` in the checkout, serves formgrader's error (the course folder lies outside the server's
-root); the command's launch answers formgrader's API with the course's units. Each case starts one real server
-(~10 s); no browser (the formgrader's pages in Chromium are the browser suite's)."""
+root); the command's launch answers formgrader's API with the course's units, with no terminals, and serves the
+files a student handed in as sandboxed downloads (issue 45; the attack itself: tests/browser). Each case starts one
+real server (~10 s); no browser (the formgrader's pages in Chromium are the browser suite's)."""
 
 import json
 import subprocess
@@ -10,9 +11,11 @@ import urllib.error
 import urllib.request
 
 import pytest
-from handgrade_fixture import UNIT, formgrader_running, make_course
+from handgrade_fixture import NB, UNIT, formgrader_running, make_course
+from nbgrader.api import Gradebook
 
 from course import ROOT
+from course.grading import gradebook_db
 
 
 def assignments(url: str, token: str, server: subprocess.Popen, seconds: float = 120) -> tuple[int, str]:
@@ -32,15 +35,36 @@ def assignments(url: str, token: str, server: subprocess.Popen, seconds: float =
     raise TimeoutError("jupyter lab did not answer")
 
 
+def get(url: str, token: str) -> tuple[int, dict]:
+    """(status, headers) of a GET as the instructor."""
+    request = urllib.request.Request(url)
+    request.add_header("Authorization", f"token {token}")
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return response.status, dict(response.headers)
+    except urllib.error.HTTPError as error:
+        return error.code, dict(error.headers)
+
+
 @pytest.mark.parametrize("launch", ["course formgrader", "jupyter lab in the checkout"])
 def test_formgrader_works_on_the_course_folder_only_through_the_command(launch, tmp_path):
     course = make_course(tmp_path / "course", ROOT)
+    (course.autograded / "alice" / UNIT / "work.html").write_text("<script>fetch('/api/contents')</script>")
+    with Gradebook(gradebook_db.url(course), gradebook_db.COURSE_ID) as gb:
+        submission = gb.find_submission_notebook(NB, UNIT, "alice").id
     with formgrader_running(course, tmp_path, launch == "course formgrader") as (url, token, log, server):
         status, body = assignments(url, token, server)
+        terminals, _ = get(f"{url}api/terminals", token)
+        file_status, file_headers = get(f"{url}formgrader/submissions/{submission}/work.html", token)
     logged = log.read_text()
     if launch == "course formgrader":
         assert status == 200 and "not a subdirectory" not in logged
         assert {a["name"]: a["num_submissions"] for a in json.loads(body)}[UNIT] == 3  # the course's students
+        # issue 45: no terminals, and a file the student handed in is a download, sandboxed, never a page
+        assert terminals == 404
+        assert file_status == 200 and file_headers["Content-Disposition"] == "attachment"
+        assert file_headers["Content-Security-Policy"] == "default-src 'none'; sandbox"
+        assert file_headers["X-Content-Type-Options"] == "nosniff"
     else:  # formgrader's error page (with status 200) instead of the list
         assert "not a subdirectory of the notebook server root" in logged
         assert UNIT not in body and not body.startswith("[")

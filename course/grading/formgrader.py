@@ -5,6 +5,10 @@ as `jupyter lab` in the checkout, the server's root is the checkout and the cour
 (`~/flash-attention-semester` by default), so formgrader logs "The course directory root is not a subdirectory of
 the notebook server root" and answers every page with an error. This command starts JupyterLab in the checkout
 (where nbgrader_config.py is read) with the course folder as the server's root: formgrader is in the Nbgrader menu.
+
+What a student wrote never runs there with the instructor's rights (issue 45): the server has no terminals, the
+files a student handed in are served as sandboxed downloads (course/grading/formgrader_files.py), and formgrader's
+page of a submission shows its markdown sanitised (nbgrader_config.py's formgrade template).
 """
 
 from __future__ import annotations
@@ -19,10 +23,21 @@ from course.grading import gradebook_db
 from course.layout import Course
 from utils.messages import bilingual
 
+FILES_AS_DOWNLOADS = "course.grading.formgrader_files"  # the server extension that serves a student's files
+
 
 def command(course: Course, options: list[str]) -> list[str]:
-    """The `jupyter lab` command line: the course folder as the server's root, then `options`."""
-    return [sys.executable, "-m", "jupyterlab", f"--ServerApp.root_dir={course.root}", *options]
+    """The `jupyter lab` command line: the course folder as the server's root, no terminals, a student's files
+    served as downloads, then `options`."""
+    return [
+        sys.executable,
+        "-m",
+        "jupyterlab",
+        f"--ServerApp.root_dir={course.root}",
+        "--ServerApp.terminals_enabled=False",
+        f"--ServerApp.jpserver_extensions={FILES_AS_DOWNLOADS}=True",
+        *options,
+    ]
 
 
 def environment(course: Course) -> dict[str, str]:
