@@ -68,3 +68,18 @@ def test_formgrader_works_on_the_course_folder_only_through_the_command(launch, 
     else:  # formgrader's error page (with status 200) instead of the list
         assert "not a subdirectory of the notebook server root" in logged
         assert UNIT not in body and not body.startswith("[")
+
+
+def test_the_hub_s_instructor_server_runs_as_course_formgrader(tmp_path):
+    """The hub's instructor server (course/hub) reads the same settings from its config: no terminals, a student's
+    files as downloads, beside the frame header it had (its browser test starts it: tests/browser/test_hub_browser)."""
+    from traitlets.config.loader import PyFileConfigLoader
+
+    from course.grading.formgrader import FILES_AS_DOWNLOADS
+    from course.hub.__main__ import INSTRUCTOR_SERVER_CONFIG
+
+    (tmp_path / "jupyter_server_config.py").write_text(INSTRUCTOR_SERVER_CONFIG)
+    server = PyFileConfigLoader("jupyter_server_config.py", path=str(tmp_path)).load_config().ServerApp
+    assert server.terminals_enabled is False
+    assert server.jpserver_extensions == {FILES_AS_DOWNLOADS: True}
+    assert server.tornado_settings["headers"]["Content-Security-Policy"] == "frame-ancestors 'self'"

@@ -24,6 +24,16 @@ from course.layout import Course
 from utils.messages import bilingual
 
 FILES_AS_DOWNLOADS = "course.grading.formgrader_files"  # the server extension that serves a student's files
+# A server that shows formgrader (issue 45): no terminals, a student's files served as sandboxed downloads; as
+# options of `course formgrader`'s command line, and as lines of the hub's instructor server's config (course/hub).
+SAFE_OPTIONS = [
+    "--ServerApp.terminals_enabled=False",
+    f"--ServerApp.jpserver_extensions={FILES_AS_DOWNLOADS}=True",
+]
+SAFE_CONFIG = (
+    "c.ServerApp.terminals_enabled = False\n"
+    f"c.ServerApp.jpserver_extensions = {{{FILES_AS_DOWNLOADS!r}: True}}\n"
+)
 
 
 def command(course: Course, options: list[str]) -> list[str]:
@@ -34,8 +44,7 @@ def command(course: Course, options: list[str]) -> list[str]:
         "-m",
         "jupyterlab",
         f"--ServerApp.root_dir={course.root}",
-        "--ServerApp.terminals_enabled=False",
-        f"--ServerApp.jpserver_extensions={FILES_AS_DOWNLOADS}=True",
+        *SAFE_OPTIONS,
         *options,
     ]
 
