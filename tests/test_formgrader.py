@@ -55,16 +55,20 @@ def test_formgrader_works_on_the_course_folder_only_through_the_command(launch, 
     with formgrader_running(course, tmp_path, launch == "course formgrader") as (url, token, log, server):
         status, body = assignments(url, token, server)
         terminals, _ = get(f"{url}api/terminals", token)
-        file_status, file_headers = get(f"{url}formgrader/submissions/{submission}/work.html", token)
+        files = [  # the link as the page makes it, and a path nbgrader routes to the same file
+            get(f"{url}formgrader/submissions/{path}", token)
+            for path in (f"{submission}/work.html", f"/{submission}/work.html")
+        ]
     logged = log.read_text()
     if launch == "course formgrader":
         assert status == 200 and "not a subdirectory" not in logged
         assert {a["name"]: a["num_submissions"] for a in json.loads(body)}[UNIT] == 3  # the course's students
         # issue 45: no terminals, and a file the student handed in is a download, sandboxed, never a page
         assert terminals == 404
-        assert file_status == 200 and file_headers["Content-Disposition"] == "attachment"
-        assert file_headers["Content-Security-Policy"] == "default-src 'none'; sandbox"
-        assert file_headers["X-Content-Type-Options"] == "nosniff"
+        for file_status, file_headers in files:
+            assert file_status == 200 and file_headers["Content-Disposition"] == "attachment"
+            assert file_headers["Content-Security-Policy"] == "default-src 'none'; sandbox"
+            assert file_headers["X-Content-Type-Options"] == "nosniff"
     else:  # formgrader's error page (with status 200) instead of the list
         assert "not a subdirectory of the notebook server root" in logged
         assert UNIT not in body and not body.startswith("[")

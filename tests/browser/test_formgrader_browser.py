@@ -10,6 +10,7 @@ formgrader, follows its links, and opens the student's feedback and the .html fi
 script run in formgrader's page by the test itself (the control) does steal, so the payload is a working one."""
 
 import html
+import re
 
 import pytest
 
@@ -157,6 +158,8 @@ def test_a_student_s_script_never_runs_with_the_instructor_s_rights(formgrader, 
         page.keyboard.press("Tab")
         settle(page)  # formgrader's request that saves it has been answered
         assert written_score(course) == points
+    page.locator("li.next a").click()  # its redirect is a page, not a download
+    expect(page).to_have_url(re.compile(rf"/formgrader/(submissions/(?!{submission})[^/]+/|gradebook/)"))
     for link in ("evil.html", "evil.svg"):  # the TA follows the answer's links
         page.goto(f"{url}formgrader/submissions/{submission}/")
         page.locator(f'a[href="{link}"]').click()
