@@ -6,7 +6,8 @@ And issue 45, principle 1: what a student wrote never runs with the instructor's
 answer (a markdown cell) carries a <script>, an <img onerror> and an <svg onload>, and links to an .html and an
 .svg handed in beside the notebook, each a real script that reads a file only the instructor may read through the
 server's API and writes it back as stolen-<how>.txt, then opens a terminal. The instructor opens the submission in
-formgrader, follows its links, and opens the student's feedback and the .html file copied beside it; the same
+formgrader, follows its links, opens the student's feedback and the .html file copied beside it through the Lab's
+/files/, and the notebook itself in the Lab (formgrader's "Open live notebook"; JupyterLab's own sanitiser); the same
 script run in formgrader's page by the test itself (the control) does steal, so the payload is a working one."""
 
 import html
@@ -167,6 +168,9 @@ def test_a_student_s_script_never_runs_with_the_instructor_s_rights(formgrader, 
     for opened in (f"{NB}.html", "evil.html"):  # the student's feedback, and the file copied beside it
         page.goto(f"{url}files/feedback/{HOSTILE}/{UNIT}/{opened}")
         settle(page)
+    page.goto(f"{url}lab/tree/autograded/{HOSTILE}/{UNIT}/{NB}.ipynb")  # formgrader's "Open live notebook"
+    expect(page.locator(".jp-MarkdownOutput", has_text="My answer.")).to_be_attached(timeout=TIMEOUT_MS)
+    settle(page)
     assert stolen(course) == {}
     page.goto(f"{url}formgrader/submissions/{submission}/")
     page.evaluate(payload("control"))  # the same script, run in formgrader's page by the test: it steals
