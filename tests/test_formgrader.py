@@ -1,8 +1,9 @@
 """`course formgrader` (issue 46, item 2): JupyterLab's formgrader works on the course folder. The guide's former
 launch, `jupyter lab` in the checkout, serves formgrader's error (the course folder lies outside the server's
 root); the command's launch answers formgrader's API with the course's units, with no terminals, and serves the
-files a student handed in as sandboxed downloads (issue 45; the attack itself: tests/browser). Each case starts one
-real server (~10 s); no browser (the formgrader's pages in Chromium are the browser suite's)."""
+files a student handed in as sandboxed downloads, and refuses formgrader?path= (another folder's configuration,
+run as Python) (issue 45; the attacks in a browser: tests/browser). Each case starts one real server (~10 s); no
+browser (the formgrader's pages in Chromium are the browser suite's)."""
 
 import json
 import subprocess
@@ -50,11 +51,14 @@ def get(url: str, token: str) -> tuple[int, dict]:
 def test_formgrader_works_on_the_course_folder_only_through_the_command(launch, tmp_path):
     course = make_course(tmp_path / "course", ROOT)
     (course.autograded / "alice" / UNIT / "work.html").write_text("<script>fetch('/api/contents')</script>")
+    handed_in, ran = course.submitted / "alice" / UNIT, tmp_path / "ran"
+    (handed_in / "nbgrader_config.py").write_text(f"open({str(ran)!r}, 'w').close()\n")
     with Gradebook(gradebook_db.url(course), gradebook_db.COURSE_ID) as gb:
         submission = gb.find_submission_notebook(NB, UNIT, "alice").id
     with formgrader_running(course, tmp_path, launch == "course formgrader") as (url, token, log, server):
         status, body = assignments(url, token, server)
         terminals, _ = get(f"{url}api/terminals", token)
+        other_folder, _ = get(f"{url}formgrader?path={handed_in}", token)  # a link in an answer, on any page
         files = [  # the link as the page makes it, and a path nbgrader routes to the same file
             get(f"{url}formgrader/submissions/{path}", token)
             for path in (f"{submission}/work.html", f"/{submission}/work.html")
@@ -65,6 +69,7 @@ def test_formgrader_works_on_the_course_folder_only_through_the_command(launch, 
         assert {a["name"]: a["num_submissions"] for a in json.loads(body)}[UNIT] == 3  # the course's students
         # issue 45: no terminals, and a file the student handed in is a download, sandboxed, never a page
         assert terminals == 404
+        assert other_folder == 403 and not ran.exists()  # the student's nbgrader_config.py ran here before
         for file_status, file_headers in files:
             assert file_status == 200 and file_headers["Content-Disposition"] == "attachment"
             assert file_headers["Content-Security-Policy"] == "default-src 'none'; sandbox"

@@ -1,5 +1,6 @@
 """The Jupyter server extension `course formgrader` loads (issue 45): the files a student handed in beside a
-notebook are served by formgrader as downloads, in a sandbox.
+notebook are served by formgrader as downloads, in a sandbox, and formgrader never reads another folder's
+configuration.
 
 nbgrader's formgrader serves them at formgrader/submissions/<submission>/<file>, on the instructor's server: an
 .html or .svg a student wrote, opened there (a link in the answer), would run its script in the server's origin
@@ -9,13 +10,23 @@ and a sandbox (were it shown, no script runs, in a unique origin), and never sni
 a page loads are not affected (a browser ignores both headers for an <img>); the submission's page itself
 (formgrader/submissions/<submission>/) is nbgrader's, its markdown sanitised by the course's template
 (nbgrader_config.py).
+
+nbgrader's /formgrader?path=FOLDER made formgrader load FOLDER's nbgrader_config.py, a Python file, in the
+instructor's server: one click on such a link (in a student's answer, on any web page, since it is a plain GET)
+ran the code of a student's handed-in folder (submitted/<student>/<unit>/nbgrader_config.py) as the instructor.
+The course has one course folder; `path` is refused. This extension's handler for /formgrader comes before
+nbgrader's because jupyter_server loads extensions in the order of their names ("course…" before "nbgrader…").
 """
 
 from __future__ import annotations
 
 import re
 
-from tornado.web import OutputTransform
+from jupyter_server.utils import url_path_join
+from nbgrader.server_extensions.formgrader.handlers import FormgraderHandler
+from tornado.web import HTTPError, OutputTransform
+
+from utils.messages import bilingual
 
 # after the server's base URL: what nbgrader routes under SUBMISSIONS is its page of one submission (SUBMISSION_PAGE),
 # else a submission's file (its route takes any path there, `//<id>/<file>` too), its next/previous links, its own
@@ -43,5 +54,23 @@ class StudentFilesAsDownloads(OutputTransform):
         return status_code, headers, chunk
 
 
+class FormgraderOnTheCourse(FormgraderHandler):
+    """nbgrader's /formgrader, refusing its `path` argument (another folder's nbgrader_config.py)."""
+
+    def get(self):
+        if self.get_argument("path", ""):
+            raise HTTPError(
+                403,
+                bilingual(
+                    "formgrader?path= 被拒绝：它会运行另一个文件夹中的 nbgrader_config.py",
+                    "formgrader?path= is refused: it would run another folder's nbgrader_config.py",
+                ),
+            )
+        return super().get()
+
+
 def _load_jupyter_server_extension(serverapp) -> None:
-    serverapp.web_app.add_transform(StudentFilesAsDownloads)
+    web_app = serverapp.web_app
+    web_app.add_transform(StudentFilesAsDownloads)
+    formgrader = url_path_join(web_app.settings["base_url"], "/formgrader/?")
+    web_app.add_handlers(".*$", [(formgrader, FormgraderOnTheCourse)])

@@ -5,7 +5,8 @@ former `jupyter lab` in the checkout showed only formgrader's error page: tests/
 And issue 45, principle 1: what a student wrote never runs with the instructor's rights. One student's written
 answer (a markdown cell) carries a <script>, an <img onerror> and an <svg onload>, and links to an .html and an
 .svg handed in beside the notebook, each a real script that reads a file only the instructor may read through the
-server's API and writes it back as stolen-<how>.txt, then opens a terminal. The instructor opens the submission in
+server's API and writes it back as stolen-<how>.txt, then opens a terminal; a last link makes formgrader read the
+nbgrader_config.py handed in (Python that steals the same way). The instructor opens the submission in
 formgrader, follows its links, opens the student's feedback and the .html file copied beside it through the Lab's
 /files/, and the notebook itself in the Lab (formgrader's "Open live notebook"; JupyterLab's own sanitiser); the same
 script run in formgrader's page by the test itself (the control) does steal, so the payload is a working one."""
@@ -64,8 +65,9 @@ HOSTILE_ANSWER = f"""My answer.
 
 <svg onload="{attribute("markdown-svg-onload")}"></svg>
 
-<a href="evil.html">my working</a> and <a href="evil.svg">my figure</a>
+<a href="evil.html">my working</a> and <a href="evil.svg">my figure</a> and <a href="{{settings}}">my settings</a>
 """
+
 HANDED_IN = {
     "evil.html": f"<!DOCTYPE html><html><body><script>{payload('file-html')}</script></body></html>",
     "evil.svg": (
@@ -75,14 +77,30 @@ HANDED_IN = {
 }
 
 
+def planted_config(root) -> str:
+    """An nbgrader_config.py handed in: Python that steals, were formgrader made to read it."""
+    return (
+        f"from pathlib import Path\nroot = Path({str(root)!r})\n"
+        f"(root / 'stolen-formgrader-path.txt').write_text((root / {SECRET_FILE!r}).read_text())\n"
+    )
+
+
+def settings_link(course) -> str:
+    """formgrader made to read the configuration HOSTILE handed in (nbgrader's ?path=)."""
+    return f"/formgrader?path={course.submitted / HOSTILE / UNIT}"
+
+
 def hostile_submission(course) -> None:
     """HOSTILE's written answer made HOSTILE_ANSWER, the files handed in beside the notebook (autograded/ and
-    feedback/, as the worker copies them), and the feedback of that notebook as the course makes it."""
+    feedback/, as the worker copies them; nbgrader_config.py in submitted/), and the feedback of that notebook as
+    the course makes it."""
     for folder in (course.submitted, course.autograded):
         path = folder / HOSTILE / UNIT / f"{NB}.ipynb"
         nb = notebooks.read(path)
-        next(c for c in nb.cells if notebooks.meta(c).get("grade_id") == WRITTEN).source = HOSTILE_ANSWER
+        answer = HOSTILE_ANSWER.replace("{settings}", html.escape(settings_link(course)))
+        next(c for c in nb.cells if notebooks.meta(c).get("grade_id") == WRITTEN).source = answer
         notebooks.write(nb, path)
+    (course.submitted / HOSTILE / UNIT / "nbgrader_config.py").write_text(planted_config(course.root))
     feedback = course.root / "feedback" / HOSTILE / UNIT
     feedback.mkdir(parents=True)
     (feedback / f"{NB}.html").write_text(feedback_html(nb))
@@ -161,7 +179,7 @@ def test_a_student_s_script_never_runs_with_the_instructor_s_rights(formgrader, 
         assert written_score(course) == points
     page.locator("li.next a").click()  # its redirect is a page, not a download
     expect(page).to_have_url(re.compile(rf"/formgrader/(submissions/(?!{submission})[^/]+/|gradebook/)"))
-    for link in ("evil.html", "evil.svg"):  # the TA follows the answer's links
+    for link in ("evil.html", "evil.svg", settings_link(course)):  # the TA follows the answer's links
         page.goto(f"{url}formgrader/submissions/{submission}/")
         page.locator(f'a[href="{link}"]').click()
         settle(page)
