@@ -113,6 +113,7 @@ c.HTMLExporter.template_file = "course_formgrade.html.j2"
 c.HTMLExporter.extra_template_basedirs = feedback_html.template_dirs()
 c.HTMLExporter.filters = {"safe_html": "course.judge.feedback_html.safe_html"}
 c.HTMLExporter.sanitize_html = True
+c.HTMLExporter.preprocessors = [feedback_html.EscapedNames]  # formgrader's page shows the roster's names
 c.GenerateFeedback.HTMLExporter.template_name = "course_feedback"
 c.GenerateFeedback.HTMLExporter.template_file = "feedback.html.j2"
 # Above the notebook, what a student can act on: what lost points, hand grades pending, the unit's total as

@@ -71,6 +71,17 @@ def safe_html(html) -> str:
     )
 
 
+class EscapedNames(NbGraderPreprocessor):
+    """formgrader's page of a submission: the student's names escaped (nbgrader's formgrade template writes them as
+    they are, and a roster's names come from an LMS, where a student may choose their own)."""
+
+    def preprocess(self, nb, resources):
+        for key in ("first_name", "last_name", "student"):
+            if isinstance(resources.get(key), str):
+                resources[key] = html.escape(resources[key])
+        return nb, resources
+
+
 def template_dirs() -> list[str]:
     """Where nbconvert finds the course's templates (the feedback's; formgrader's page, TEMPLATES's
     course_formgrade.html.j2) and nbgrader's, which they extend."""

@@ -6,13 +6,15 @@ And issue 45, principle 1: what a student wrote never runs with the instructor's
 answer (a markdown cell) carries a <script>, an <img onerror> and an <svg onload>, and links to an .html and an
 .svg handed in beside the notebook, each a real script that reads a file only the instructor may read through the
 server's API and writes it back as stolen-<how>.txt, then opens a terminal; a last link makes formgrader read the
-nbgrader_config.py handed in (Python that steals the same way). The instructor opens the submission in
+nbgrader_config.py handed in (Python that steals the same way), and the student's name in the roster is one more
+<img onerror>. The instructor opens the submission in
 formgrader, follows its links, opens the student's feedback and the .html file copied beside it through the Lab's
 /files/, and the notebook itself in the Lab (formgrader's "Open live notebook"; JupyterLab's own sanitiser); the same
 script run in formgrader's page by the test itself (the control) does steal, so the payload is a working one."""
 
 import html
 import re
+import time
 
 import pytest
 
@@ -68,6 +70,7 @@ HOSTILE_ANSWER = f"""My answer.
 <a href="evil.html">my working</a> and <a href="evil.svg">my figure</a> and <a href="{{settings}}">my settings</a>
 """
 
+ROSTER_NAME = f'<img src="nowhere.png" onerror="{attribute("roster-name")}">'
 HANDED_IN = {
     "evil.html": f"<!DOCTYPE html><html><body><script>{payload('file-html')}</script></body></html>",
     "evil.svg": (
@@ -101,6 +104,8 @@ def hostile_submission(course) -> None:
         next(c for c in nb.cells if notebooks.meta(c).get("grade_id") == WRITTEN).source = answer
         notebooks.write(nb, path)
     (course.submitted / HOSTILE / UNIT / "nbgrader_config.py").write_text(planted_config(course.root))
+    with Gradebook(gradebook_db.url(course), gradebook_db.COURSE_ID) as gb:  # a name chosen in the LMS
+        gb.update_or_create_student(HOSTILE, first_name="Carol", last_name=ROSTER_NAME)
     feedback = course.root / "feedback" / HOSTILE / UNIT
     feedback.mkdir(parents=True)
     (feedback / f"{NB}.html").write_text(feedback_html(nb))
@@ -160,6 +165,14 @@ def written_score(course) -> float | None:
         return gb.find_grade(WRITTEN, NB, UNIT, HOSTILE).manual_score
 
 
+def saved_score(course, points: float, seconds: float = 30) -> float | None:
+    """HOSTILE's written answer's points once formgrader has saved `points` (or what it holds after `seconds`)."""
+    deadline = time.monotonic() + seconds
+    while (score := written_score(course)) != points and time.monotonic() < deadline:
+        time.sleep(0.2)
+    return score
+
+
 def stolen(course) -> dict[str, str]:
     return {path.name: path.read_text() for path in course.root.glob("stolen-*.txt")}
 
@@ -172,11 +185,14 @@ def test_a_student_s_script_never_runs_with_the_instructor_s_rights(formgrader, 
     page.goto(f"{url}formgrader/submissions/{submission}/")  # as a TA grades it
     expect(page.locator(".nbgrader_cell", has_text="My answer.")).to_be_visible()
     settle(page)
-    for points in (2, 0):  # hand grading still works on the sanitised page (0: as the other test expects it)
-        page.locator(f"input.score#{WRITTEN}").fill(str(points))
-        page.keyboard.press("Tab")
-        settle(page)  # formgrader's request that saves it has been answered
-        assert written_score(course) == points
+    score = page.locator(f"input.score#{WRITTEN}")  # hand grading still works on the sanitised page
+    score.fill("2")
+    score.blur()
+    assert saved_score(course, 2) == 2
+    page.locator(".nbgrader_cell", has=score).locator(
+        "button.no-credit"
+    ).click()  # as the other test expects it
+    assert saved_score(course, 0) == 0
     page.locator("li.next a").click()  # its redirect is a page, not a download
     expect(page).to_have_url(re.compile(rf"/formgrader/(submissions/(?!{submission})[^/]+/|gradebook/)"))
     for link in ("evil.html", "evil.svg", settings_link(course)):  # the TA follows the answer's links
