@@ -111,7 +111,10 @@ c.GenerateAssignment.exporter_class = "course.nbgrader_gate.GenerateThroughCours
 c.HTMLExporter.extra_template_paths = [str(feedback_html.TEMPLATES)]
 c.HTMLExporter.template_file = "course_formgrade.html.j2"
 c.HTMLExporter.extra_template_basedirs = feedback_html.template_dirs()
-c.HTMLExporter.filters = {"safe_html": "course.judge.feedback_html.safe_html"}
+c.HTMLExporter.filters = {
+    "safe_html": "course.judge.feedback_html.safe_html",
+    "formgrader_html": "course.judge.feedback_html.formgrader_html",
+}
 c.HTMLExporter.sanitize_html = True
 c.HTMLExporter.preprocessors = [feedback_html.EscapedNames]  # formgrader's page shows the roster's names
 c.GenerateFeedback.HTMLExporter.template_name = "course_feedback"

@@ -58,17 +58,29 @@ def allowed_attribute(tag: str, name: str, value: str) -> bool:
     return tag in ("th", "td") and name == "style"
 
 
-def safe_html(html) -> str:
-    """`html` (rendered markdown) with only the allowed tags and attributes; others removed, their text kept."""
+def without_hooks(tag: str, name: str, value: str) -> bool:
+    """`allowed_attribute` less class and id: formgrader's scripts find their buttons and inputs by class and id."""
+    return name not in ("class", "id") and allowed_attribute(tag, name, value)
+
+
+def safe_html(html, attributes=allowed_attribute) -> str:
+    """`html` (rendered markdown) with only the allowed tags and `attributes`; others removed, their text kept."""
     return bleach.clean(
         str(html),
         tags=TAGS,
-        attributes=allowed_attribute,
+        attributes=attributes,
         protocols=["http", "https", "mailto", "data"],
         css_sanitizer=TABLE_STYLE,
         strip=True,
         strip_comments=True,
     )
+
+
+def formgrader_html(html) -> str:
+    """`safe_html` for formgrader's page of a submission: no class or id either, so an element a student wrote never
+    acts as one of formgrader's (a <span> with the classes of its "Full credit" button gave full credit when
+    clicked)."""
+    return safe_html(html, without_hooks)
 
 
 class EscapedNames(NbGraderPreprocessor):

@@ -7,7 +7,7 @@ answer (a markdown cell) carries a <script>, an <img onerror> and an <svg onload
 .svg handed in beside the notebook, each a real script that reads a file only the instructor may read through the
 server's API and writes it back as stolen-<how>.txt, then opens a terminal; a last link makes formgrader read the
 nbgrader_config.py handed in (Python that steals the same way), and the student's name in the roster is one more
-<img onerror>. The instructor opens the submission in
+<img onerror>; a <span> of the answer wears the classes of formgrader's "Full credit" button. The instructor opens the submission in
 formgrader, follows its links, opens the student's feedback and the .html file copied beside it through the Lab's
 /files/, and the notebook itself in the Lab (formgrader's "Open live notebook"; JupyterLab's own sanitiser); the same
 script run in formgrader's page by the test itself (the control) does steal, so the payload is a working one."""
@@ -66,6 +66,8 @@ HOSTILE_ANSWER = f"""My answer.
 <img src="nowhere.png" onerror="{attribute("markdown-img-onerror")}">
 
 <svg onload="{attribute("markdown-svg-onload")}"></svg>
+
+<span class="btn btn-success full-credit">Next submission →</span>
 
 <a href="evil.html">my working</a> and <a href="evil.svg">my figure</a> and <a href="{{settings}}">my settings</a>
 """
@@ -189,10 +191,13 @@ def test_a_student_s_script_never_runs_with_the_instructor_s_rights(formgrader, 
     score.fill("2")
     score.blur()
     assert saved_score(course, 2) == 2
-    page.locator(".nbgrader_cell", has=score).locator(
-        "button.no-credit"
-    ).click()  # as the other test expects it
+    written = page.locator(".nbgrader_cell", has=score)
+    written.locator("button.no-credit").click()  # 0 again, as the other test expects it
     assert saved_score(course, 0) == 0
+    written.get_by_text(
+        "Next submission →"
+    ).click()  # the answer's own "button": nbgrader's Full credit before
+    assert saved_score(course, 3, seconds=3) == 0  # no save started by then
     page.locator("li.next a").click()  # its redirect is a page, not a download
     expect(page).to_have_url(re.compile(rf"/formgrader/(submissions/(?!{submission})[^/]+/|gradebook/)"))
     for link in ("evil.html", "evil.svg", settings_link(course)):  # the TA follows the answer's links
