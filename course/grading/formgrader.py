@@ -7,8 +7,9 @@ the notebook server root" and answers every page with an error. This command sta
 (where nbgrader_config.py is read) with the course folder as the server's root: formgrader is in the Nbgrader menu.
 
 What a student wrote never runs there with the instructor's rights (issue 45): the server has no terminals, the
-files a student handed in are served as sandboxed downloads (course/grading/formgrader_files.py), and formgrader's
-page of a submission shows its markdown sanitised (nbgrader_config.py's formgrade template).
+files a student handed in are served as sandboxed downloads and formgrader?path= is refused (the server extension
+course/grading/formgrader_files.py), and formgrader's page of a submission shows its markdown sanitised and the
+student's names escaped (nbgrader_config.py's formgrade template).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from course.grading import gradebook_db
 from course.layout import Course
 from utils.messages import bilingual
 
-FILES_AS_DOWNLOADS = "course.grading.formgrader_files"  # the server extension that serves a student's files
+FILES_AS_DOWNLOADS = "course.grading.formgrader_files"  # the server extension: a student's files, no ?path=
 # A server that shows formgrader (issue 45): no terminals, a student's files served as sandboxed downloads; as
 # options of `course formgrader`'s command line, and as lines of the hub's instructor server's config (course/hub).
 SAFE_OPTIONS = [

@@ -5,11 +5,11 @@ configuration.
 nbgrader's formgrader serves them at formgrader/submissions/<submission>/<file>, on the instructor's server: an
 .html or .svg a student wrote, opened there (a link in the answer), would run its script in the server's origin
 with the instructor's rights (the contents API: the salt, the gradebook). Every response under that path but the
-submission's page is sent as an attachment (the browser saves it, never shows it as a page), under a Content-Security-Policy of no content
-and a sandbox (were it shown, no script runs, in a unique origin), and never sniffed as another type. Images such
-a page loads are not affected (a browser ignores both headers for an <img>); the submission's page itself
-(formgrader/submissions/<submission>/) is nbgrader's, its markdown sanitised by the course's template
-(nbgrader_config.py).
+submission's page is sent as an attachment (the browser saves it, never shows it as a page), under a
+Content-Security-Policy of no content and a sandbox (were it shown, no script runs, in a unique origin), and never
+sniffed as another type. Images such a page loads are not affected (a browser ignores both headers for an <img>);
+the submission's page itself (formgrader/submissions/<submission>/) is nbgrader's, its markdown sanitised by the
+course's template (nbgrader_config.py).
 
 nbgrader's /formgrader?path=FOLDER made formgrader load FOLDER's nbgrader_config.py, a Python file, in the
 instructor's server: one click on such a link (in a student's answer, on any web page, since it is a plain GET)

@@ -6,8 +6,9 @@ whoever opens the feedback. The course's template (`TEMPLATES/course_feedback`, 
 for the feedback only) extends nbgrader's and passes each rendered markdown cell through `safe_html`: the tags
 markdown makes and nothing else (no script, style, frame, form or event handler), links to the web, mail or an
 anchor, images only embedded in the notebook (never fetched from elsewhere). Outputs are made inert before, by
-`course.judge.outputs`. formgrader's page of a submission passes its markdown cells through `safe_html` too
-(`TEMPLATES/course_formgrade.html.j2`, issue 45).
+`course.judge.outputs`. formgrader's page of a submission passes its markdown cells through `formgrader_html`
+(`safe_html` less class and id) and escapes the student's names (`EscapedNames`): `TEMPLATES/course_formgrade.html.j2`,
+issue 45.
 
 Above the notebook the page says what a student can act on (`CourseFeedback`, after nbgrader's GetGrades): per test
 cell the properties that lost points and how many (the judge records each judged property's weight and verdict in

@@ -6,11 +6,12 @@ And issue 45, principle 1: what a student wrote never runs with the instructor's
 answer (a markdown cell) carries a <script>, an <img onerror> and an <svg onload>, and links to an .html and an
 .svg handed in beside the notebook, each a real script that reads a file only the instructor may read through the
 server's API and writes it back as stolen-<how>.txt, then opens a terminal; a last link makes formgrader read the
-nbgrader_config.py handed in (Python that steals the same way), and the student's name in the roster is one more
-<img onerror>; a <span> of the answer wears the classes of formgrader's "Full credit" button. The instructor opens the submission in
-formgrader, follows its links, opens the student's feedback and the .html file copied beside it through the Lab's
-/files/, and the notebook itself in the Lab (formgrader's "Open live notebook"; JupyterLab's own sanitiser); the same
-script run in formgrader's page by the test itself (the control) does steal, so the payload is a working one."""
+nbgrader_config.py handed in (Python that steals the same way); the student's name in the roster is one more
+<img onerror>; a <span> of the answer wears the classes of formgrader's "Full credit" button. The instructor opens
+the submission in formgrader, follows its links, opens the student's feedback and the .html file copied beside it
+through the Lab's /files/, and the notebook itself in the Lab (formgrader's "Open live notebook"; JupyterLab's own
+sanitiser); the same script run in formgrader's page by the test itself (the control) does steal, so the payload is
+a working one."""
 
 import html
 import re
