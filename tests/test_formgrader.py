@@ -9,6 +9,7 @@ import json
 import subprocess
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 
 import pytest
@@ -38,7 +39,7 @@ def assignments(url: str, token: str, server: subprocess.Popen, seconds: float =
 
 def get(url: str, token: str) -> tuple[int, dict]:
     """(status, headers) of a GET as the instructor."""
-    request = urllib.request.Request(url)
+    request = urllib.request.Request(urllib.parse.quote(url, safe=":/?=&%"))
     request.add_header("Authorization", f"token {token}")
     try:
         with urllib.request.urlopen(request, timeout=30) as response:
@@ -59,6 +60,18 @@ def test_formgrader_works_on_the_course_folder_only_through_the_command(launch, 
         status, body = assignments(url, token, server)
         terminals, _ = get(f"{url}api/terminals", token)
         other_folder, _ = get(f"{url}formgrader?path={handed_in}", token)  # a link in an answer, on any page
+        reflected = [  # ids in the URL that nbgrader wrote into its page's HTML and script as they are
+            get(f"{url}formgrader/{path}", token)[0]
+            for path in (
+                'manage_students/x";alert(1);"',
+                'gradebook/x";alert(1);"',
+                f"gradebook/{UNIT}/x<%2Fli><img src=x onerror=alert(1)>",
+            )
+        ]
+        plain = [
+            get(f"{url}formgrader/{path}", token)[0]
+            for path in ("manage_students/alice", f"gradebook/{UNIT}/{NB}")
+        ]
         files = [  # the link as the page makes it, and a path nbgrader routes to the same file
             get(f"{url}formgrader/submissions/{path}", token)
             for path in (f"{submission}/work.html", f"/{submission}/work.html")
@@ -70,6 +83,7 @@ def test_formgrader_works_on_the_course_folder_only_through_the_command(launch, 
         # issue 45: no terminals, and a file the student handed in is a download, sandboxed, never a page
         assert terminals == 404
         assert other_folder == 403 and not ran.exists()  # the student's nbgrader_config.py ran here before
+        assert reflected == [404, 404, 404] and plain == [200, 200]  # the first three answered 200 before
         for file_status, file_headers in files:
             assert file_status == 200 and file_headers["Content-Disposition"] == "attachment"
             assert file_headers["Content-Security-Policy"] == "default-src 'none'; sandbox"

@@ -14,8 +14,10 @@ course's template (nbgrader_config.py).
 nbgrader's /formgrader?path=FOLDER made formgrader load FOLDER's nbgrader_config.py, a Python file, in the
 instructor's server: one click on such a link (in a student's answer, on any web page, since it is a plain GET)
 ran the code of a student's handed-in folder (submitted/<student>/<unit>/nbgrader_config.py) as the instructor.
-The course has one course folder; `path` is refused. This extension's handler for /formgrader comes before
-nbgrader's because jupyter_server loads extensions in the order of their names ("course…" before "nbgrader…").
+The course has one course folder; `path` is refused. nbgrader's pages of a unit, a notebook or a student write the
+ids in their URL into their HTML unescaped: a link to formgrader/gradebook/x";alert(1);" ran its script; an id
+that is not plain is not found. This extension's handlers come before nbgrader's for the same paths because
+jupyter_server loads extensions in the order of their names ("course…" before "nbgrader…").
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from __future__ import annotations
 import re
 
 from jupyter_server.utils import url_path_join
-from nbgrader.server_extensions.formgrader.handlers import FormgraderHandler
+from nbgrader.server_extensions.formgrader import handlers as nbgrader_pages
 from tornado.web import HTTPError, OutputTransform
 
 from utils.messages import bilingual
@@ -33,6 +35,16 @@ from utils.messages import bilingual
 # components: all but the page get the download headers (a redirect or a script it loads is not changed by them)
 SUBMISSIONS = "/formgrader/submissions/"
 SUBMISSION_PAGE = re.compile(r"/formgrader/submissions/[^/]+/?$")
+# nbgrader's pages that write ids from their URL (a unit, a notebook, a student) into their HTML and a script, as
+# they are; an id of one of them is plain or the page is not found
+PAGES_WITH_IDS = (
+    nbgrader_pages.ManageSubmissionsHandler,
+    nbgrader_pages.GradebookNotebooksHandler,
+    nbgrader_pages.GradebookNotebookSubmissionsHandler,
+    nbgrader_pages.ManageStudentsAssignmentsHandler,
+    nbgrader_pages.ManageStudentNotebookSubmissionsHandler,
+)
+PLAIN_ID = re.compile(r"[\w.@-]+")  # nothing that ends an HTML text or attribute or a script's string
 DOWNLOAD_HEADERS = {
     "Content-Disposition": "attachment",
     "Content-Security-Policy": "default-src 'none'; sandbox",
@@ -54,7 +66,28 @@ class StudentFilesAsDownloads(OutputTransform):
         return status_code, headers, chunk
 
 
-class FormgraderOnTheCourse(FormgraderHandler):
+class PlainIds:
+    """Before one of PAGES_WITH_IDS: 404 unless each id in its URL is plain (a link in an answer to
+    formgrader/gradebook/x";alert(1);" ran that script in the instructor's formgrader)."""
+
+    async def prepare(self, *args, **kwargs):
+        if not all(PLAIN_ID.fullmatch(arg) for arg in self.path_args):
+            raise HTTPError(
+                404, bilingual("formgrader：网址中的名字不合规", "formgrader: a name in the URL is not plain")
+            )
+        return await super().prepare(*args, **kwargs)
+
+
+def pages_with_plain_ids(base_url: str) -> list[tuple]:
+    """nbgrader's routes to PAGES_WITH_IDS, each to its page behind PlainIds."""
+    return [
+        (url_path_join(base_url, pattern.lstrip("/")), type(page.__name__, (PlainIds, page), {}))
+        for pattern, page, *_ in nbgrader_pages.default_handlers
+        if page in PAGES_WITH_IDS
+    ]
+
+
+class FormgraderOnTheCourse(nbgrader_pages.FormgraderHandler):
     """nbgrader's /formgrader, refusing its `path` argument (another folder's nbgrader_config.py)."""
 
     def get(self):
@@ -72,5 +105,6 @@ class FormgraderOnTheCourse(FormgraderHandler):
 def _load_jupyter_server_extension(serverapp) -> None:
     web_app = serverapp.web_app
     web_app.add_transform(StudentFilesAsDownloads)
-    formgrader = url_path_join(web_app.settings["base_url"], "/formgrader/?")
-    web_app.add_handlers(".*$", [(formgrader, FormgraderOnTheCourse)])
+    base_url = web_app.settings["base_url"]
+    formgrader = url_path_join(base_url, "/formgrader/?")
+    web_app.add_handlers(".*$", [(formgrader, FormgraderOnTheCourse), *pages_with_plain_ids(base_url)])
