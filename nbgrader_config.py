@@ -104,14 +104,21 @@ c.GenerateAssignment.exporter_class = "course.nbgrader_gate.GenerateThroughCours
 
 # What the student's code displayed is made inert (no HTML, JavaScript, SVG, …) and bounded in bytes before the
 # judge writes its reports and before autograded/ stores it; after IgnorePattern, which needs whole stderr chunks
-# (course/judge/outputs.py). The feedback HTML sanitises markdown cells too (a student may have written them):
-# nbgrader's feedback template extended by the course's, for the feedback only (nested under GenerateFeedback,
-# the formgrader keeps its own), with nbconvert's sanitiser on for whatever else (course/judge/feedback_html.py).
+# (course/judge/outputs.py). Every page nbconvert makes of a submission sanitises markdown cells too (a student may
+# have written them), with nbconvert's sanitiser on for whatever else (course/judge/feedback_html.py): formgrader's
+# page of a submission (nbgrader's formgrade template, which formgrader imposes, extended by the course's file:
+# issue 45) and the feedback HTML (nbgrader's feedback template extended by the course's, under GenerateFeedback).
+c.HTMLExporter.extra_template_paths = [str(feedback_html.TEMPLATES)]
+c.HTMLExporter.template_file = "course_formgrade.html.j2"
+c.HTMLExporter.extra_template_basedirs = feedback_html.template_dirs()
+c.HTMLExporter.filters = {
+    "safe_html": "course.judge.feedback_html.safe_html",
+    "formgrader_html": "course.judge.feedback_html.formgrader_html",
+}
+c.HTMLExporter.sanitize_html = True
+c.HTMLExporter.preprocessors = [feedback_html.EscapedNames]  # formgrader's page shows the roster's names
 c.GenerateFeedback.HTMLExporter.template_name = "course_feedback"
 c.GenerateFeedback.HTMLExporter.template_file = "feedback.html.j2"
-c.GenerateFeedback.HTMLExporter.extra_template_basedirs = feedback_html.template_dirs()
-c.GenerateFeedback.HTMLExporter.filters = {"safe_html": "course.judge.feedback_html.safe_html"}
-c.GenerateFeedback.HTMLExporter.sanitize_html = True
 # Above the notebook, what a student can act on: what lost points, hand grades pending, the unit's total as
 # grades.csv holds it, the weights explained once (course/judge/feedback_html.py).
 c.GenerateFeedback.preprocessors = [GetGrades, CSSHTMLHeaderPreprocessor, feedback_html.CourseFeedback]

@@ -279,8 +279,7 @@ def test_the_leak_check_passes_the_graded_pages_and_catches_the_raw_ones(graded,
     raw = hostile_notebook()
     raw.cells[3].outputs[0].text = "A" * (3 << 20) + "\n"
     raw.cells[4].outputs = [new_output("stream", name="stdout", text=f"salt {'0f' * 32}\n")]
-    config = course_config()
-    page = HTMLExporter(config=config, template_name="classic").from_notebook_node(raw)[0]
+    page = HTMLExporter(template_name="classic").from_notebook_node(raw)[0]  # nbconvert's own, unsanitised
     dirty = tmp_path / "dirty.ipynb", tmp_path / "dirty.html"
     dirty[0].write_text(nbformat.writes(raw), encoding="utf-8")
     dirty[1].write_text(page + "<p>token 1234abcd</p>", encoding="utf-8")

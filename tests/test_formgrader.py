@@ -1,18 +1,23 @@
 """`course formgrader` (issue 46, item 2): JupyterLab's formgrader works on the course folder. The guide's former
 launch, `jupyter lab` in the checkout, serves formgrader's error (the course folder lies outside the server's
-root); the command's launch answers formgrader's API with the course's units. Each case starts one real server
-(~10 s); no browser (the formgrader's pages in Chromium are the browser suite's)."""
+root); the command's launch answers formgrader's API with the course's units, with no terminals, and serves the
+files a student handed in as sandboxed downloads, and refuses formgrader?path= (another folder's configuration,
+run as Python) (issue 45; the attacks in a browser: tests/browser). Each case starts one real server (~10 s); no
+browser (the formgrader's pages in Chromium are the browser suite's)."""
 
 import json
 import subprocess
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 
 import pytest
-from handgrade_fixture import UNIT, formgrader_running, make_course
+from handgrade_fixture import NB, UNIT, formgrader_running, make_course
+from nbgrader.api import Gradebook
 
 from course import ROOT
+from course.grading import gradebook_db
 
 
 def assignments(url: str, token: str, server: subprocess.Popen, seconds: float = 120) -> tuple[int, str]:
@@ -32,15 +37,72 @@ def assignments(url: str, token: str, server: subprocess.Popen, seconds: float =
     raise TimeoutError("jupyter lab did not answer")
 
 
+def get(url: str, token: str) -> tuple[int, dict]:
+    """(status, headers) of a GET as the instructor."""
+    request = urllib.request.Request(urllib.parse.quote(url, safe=":/?=&%"))
+    request.add_header("Authorization", f"token {token}")
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return response.status, dict(response.headers)
+    except urllib.error.HTTPError as error:
+        return error.code, dict(error.headers)
+
+
 @pytest.mark.parametrize("launch", ["course formgrader", "jupyter lab in the checkout"])
 def test_formgrader_works_on_the_course_folder_only_through_the_command(launch, tmp_path):
     course = make_course(tmp_path / "course", ROOT)
+    (course.autograded / "alice" / UNIT / "work.html").write_text("<script>fetch('/api/contents')</script>")
+    handed_in, ran = course.submitted / "alice" / UNIT, tmp_path / "ran"
+    (handed_in / "nbgrader_config.py").write_text(f"open({str(ran)!r}, 'w').close()\n")
+    with Gradebook(gradebook_db.url(course), gradebook_db.COURSE_ID) as gb:
+        submission = gb.find_submission_notebook(NB, UNIT, "alice").id
     with formgrader_running(course, tmp_path, launch == "course formgrader") as (url, token, log, server):
         status, body = assignments(url, token, server)
+        terminals, _ = get(f"{url}api/terminals", token)
+        other_folder, _ = get(f"{url}formgrader?path={handed_in}", token)  # a link in an answer, on any page
+        reflected = [  # ids in the URL that nbgrader wrote into its page's HTML and script as they are
+            get(f"{url}formgrader/{path}", token)[0]
+            for path in (
+                'manage_students/x";alert(1);"',
+                'gradebook/x";alert(1);"',
+                f"gradebook/{UNIT}/x<%2Fli><img src=x onerror=alert(1)>",
+            )
+        ]
+        plain = [
+            get(f"{url}formgrader/{path}", token)[0]
+            for path in ("manage_students/alice", f"gradebook/{UNIT}/{NB}")
+        ]
+        files = [  # the link as the page makes it, and a path nbgrader routes to the same file
+            get(f"{url}formgrader/submissions/{path}", token)
+            for path in (f"{submission}/work.html", f"/{submission}/work.html")
+        ]
     logged = log.read_text()
     if launch == "course formgrader":
         assert status == 200 and "not a subdirectory" not in logged
         assert {a["name"]: a["num_submissions"] for a in json.loads(body)}[UNIT] == 3  # the course's students
+        # issue 45: no terminals, and a file the student handed in is a download, sandboxed, never a page
+        assert terminals == 404
+        assert other_folder == 403 and not ran.exists()  # the student's nbgrader_config.py ran here before
+        assert reflected == [404, 404, 404] and plain == [200, 200]  # the first three answered 200 before
+        for file_status, file_headers in files:
+            assert file_status == 200 and file_headers["Content-Disposition"] == "attachment"
+            assert file_headers["Content-Security-Policy"] == "default-src 'none'; sandbox"
+            assert file_headers["X-Content-Type-Options"] == "nosniff"
     else:  # formgrader's error page (with status 200) instead of the list
         assert "not a subdirectory of the notebook server root" in logged
         assert UNIT not in body and not body.startswith("[")
+
+
+def test_the_hub_s_instructor_server_runs_as_course_formgrader(tmp_path):
+    """The hub's instructor server (course/hub) reads the same settings from its config: no terminals, a student's
+    files as downloads, beside the frame header it had (its browser test starts it: tests/browser/test_hub_browser)."""
+    from traitlets.config.loader import PyFileConfigLoader
+
+    from course.grading.formgrader import FILES_AS_DOWNLOADS
+    from course.hub.__main__ import INSTRUCTOR_SERVER_CONFIG
+
+    (tmp_path / "jupyter_server_config.py").write_text(INSTRUCTOR_SERVER_CONFIG)
+    server = PyFileConfigLoader("jupyter_server_config.py", path=str(tmp_path)).load_config().ServerApp
+    assert server.terminals_enabled is False
+    assert server.jpserver_extensions == {FILES_AS_DOWNLOADS: True}
+    assert server.tornado_settings["headers"]["Content-Security-Policy"] == "frame-ancestors 'self'"

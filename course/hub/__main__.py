@@ -15,6 +15,7 @@ from pathlib import Path
 
 from course import ROOT, bundle
 from course.folder import course_folder
+from course.grading import formgrader
 from course.hub import accounts, environment
 from course.layout import open_course
 from utils.messages import bilingual
@@ -26,9 +27,11 @@ DEFAULT_HUB_DIR = "/srv/flash-attention-hub"
 PROXY = ROOT / "course" / "hub" / "node_modules" / ".bin" / "configurable-http-proxy"
 
 # JupyterHub's servers refuse to be framed at all; JupyterLab shows formgrader in a frame of the instructor's own page.
-FORMGRADER_FRAME = (
+# And, as `course formgrader`, no terminals and a student's files served as downloads (issue 45).
+INSTRUCTOR_SERVER_CONFIG = (
     "c = get_config()  # noqa: F821\n"
     'c.ServerApp.tornado_settings = {"headers": {"Content-Security-Policy": "frame-ancestors \'self\'"}}\n'
+    + formgrader.SAFE_CONFIG
 )
 
 
@@ -201,7 +204,7 @@ def prepare(args: argparse.Namespace) -> dict:
         environment.nbgrader_config(COURSE_ID, exchange)
         + f"load_subconfig({str(ROOT / 'nbgrader_config.py')!r})  # noqa: F821 (the course's, from any folder)\n"
     )
-    (instructor_config / "jupyter_server_config.py").write_text(FORMGRADER_FRAME)
+    (instructor_config / "jupyter_server_config.py").write_text(INSTRUCTOR_SERVER_CONFIG)
     print(
         bilingual("正在准备学生环境（学生包）…", "preparing the students' environment (the student bundle)…")
     )

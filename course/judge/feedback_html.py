@@ -6,7 +6,9 @@ whoever opens the feedback. The course's template (`TEMPLATES/course_feedback`, 
 for the feedback only) extends nbgrader's and passes each rendered markdown cell through `safe_html`: the tags
 markdown makes and nothing else (no script, style, frame, form or event handler), links to the web, mail or an
 anchor, images only embedded in the notebook (never fetched from elsewhere). Outputs are made inert before, by
-`course.judge.outputs`.
+`course.judge.outputs`. formgrader's page of a submission passes its markdown cells through `formgrader_html`
+(`safe_html` less class and id) and escapes the student's names (`EscapedNames`): `TEMPLATES/course_formgrade.html.j2`,
+issue 45.
 
 Above the notebook the page says what a student can act on (`CourseFeedback`, after nbgrader's GetGrades): per test
 cell the properties that lost points and how many (the judge records each judged property's weight and verdict in
@@ -57,12 +59,17 @@ def allowed_attribute(tag: str, name: str, value: str) -> bool:
     return tag in ("th", "td") and name == "style"
 
 
-def safe_html(html) -> str:
-    """`html` (rendered markdown) with only the allowed tags and attributes; others removed, their text kept."""
+def without_hooks(tag: str, name: str, value: str) -> bool:
+    """`allowed_attribute` less class and id: formgrader's scripts find their buttons and inputs by class and id."""
+    return name not in ("class", "id") and allowed_attribute(tag, name, value)
+
+
+def safe_html(html, attributes=allowed_attribute) -> str:
+    """`html` (rendered markdown) with only the allowed tags and `attributes`; others removed, their text kept."""
     return bleach.clean(
         str(html),
         tags=TAGS,
-        attributes=allowed_attribute,
+        attributes=attributes,
         protocols=["http", "https", "mailto", "data"],
         css_sanitizer=TABLE_STYLE,
         strip=True,
@@ -70,8 +77,27 @@ def safe_html(html) -> str:
     )
 
 
+def formgrader_html(html) -> str:
+    """`safe_html` for formgrader's page of a submission: no class or id either, so an element a student wrote never
+    acts as one of formgrader's (a <span> with the classes of its "Full credit" button gave full credit when
+    clicked)."""
+    return safe_html(html, without_hooks)
+
+
+class EscapedNames(NbGraderPreprocessor):
+    """formgrader's page of a submission: the student's names escaped (nbgrader's formgrade template writes them as
+    they are, and a roster's names come from an LMS, where a student may choose their own)."""
+
+    def preprocess(self, nb, resources):
+        for key in ("first_name", "last_name", "student"):
+            if isinstance(resources.get(key), str):
+                resources[key] = html.escape(resources[key])
+        return nb, resources
+
+
 def template_dirs() -> list[str]:
-    """Where nbconvert finds the course's feedback template and nbgrader's, which it extends."""
+    """Where nbconvert finds the course's templates (the feedback's; formgrader's page, TEMPLATES's
+    course_formgrade.html.j2) and nbgrader's, which they extend."""
     return [str(TEMPLATES), str(NBGRADER_TEMPLATES)]
 
 
