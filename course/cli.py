@@ -408,7 +408,7 @@ def run_release(args) -> int:
         if course.db and units:
             from course.grading import lms
 
-            _grade().register_units(course, units, lms.nbgrader_students(lms.course_roster(course)))
+            _grade().register_units(course, units, lms.nbgrader_students(semester.course_roster(course)))
         if lock := semester.pin_release(course, units):
             print(f"semester: {lock}")
     return status
@@ -439,6 +439,7 @@ def run_grade(args) -> int:
 
 
 def run_export(args) -> int:
+    from course.grading import semester
     from utils.messages import bilingual
 
     lms, course = _lms(), _course(args.db)
@@ -453,7 +454,7 @@ def run_export(args) -> int:
     if roster is None and (course.root / "roster.csv").is_file():
         roster = course.root / "roster.csv"
     if roster:
-        lms.read_roster(roster)  # checked before anything is written
+        semester.read_roster(roster)  # checked before anything is written
     mapping, lms_gradebook = (Path(a) if a else None for a in (args.columns, args.lms_gradebook))
     return lms.export(
         course, roster, canvas, moodle, args.moodle_key, mapping, lms_gradebook, args.missing_as_zero
@@ -522,7 +523,7 @@ def run_init(args) -> int:
 def run_feedback_service(args) -> int:
     import signal
 
-    from course.grading import feedback_service, grade
+    from course.grading import feedback_service, grade, resources
     from course.judge import sandbox
     from utils.messages import bilingual
 
@@ -547,8 +548,8 @@ def run_feedback_service(args) -> int:
     sandbox.choose("auto")  # the same sandbox as `course grade`: a bilingual refusal before anything is taken
     exchange = feedback_service.Exchange(Path(args.exchange), args.course_id) if args.exchange else None
     waiting = 1 << 20  # as many as wait: the machine's own bound decides
-    jobs = args.jobs or grade.default_jobs(
-        waiting, grade.cpu_count(), grade.gpu_memory_gib(), grade.gradings_memory_gib()
+    jobs = args.jobs or resources.default_jobs(
+        waiting, resources.cpu_count(), resources.gpu_memory_gib(), resources.gradings_memory_gib()
     )
     settings = feedback_service.Settings(
         exchange,

@@ -10,7 +10,7 @@ that differ (or have none), one nbgrader job per unit. `--force` makes every pag
 from __future__ import annotations
 
 from course.grading import feedback_inputs, gradebook_db, semester
-from course.grading.grade import grading_lock
+from course.grading.lock import grading_lock
 from course.grading.runner import run_job
 from course.layout import Course
 from utils.messages import bilingual
