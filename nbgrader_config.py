@@ -107,6 +107,8 @@ c.GenerateAssignment.exporter_class = "course.nbgrader_gate.GenerateThroughCours
 # (course/judge/outputs.py). The feedback HTML sanitises markdown cells too (a student may have written them):
 # nbgrader's feedback template extended by the course's, for the feedback only (nested under GenerateFeedback,
 # the formgrader keeps its own), with nbconvert's sanitiser on for whatever else (course/judge/feedback_html.py).
+# nbconvert's HTML exporter, less its slow last pass over the finished page (course/judge/feedback_html.py).
+c.GenerateFeedback.exporter_class = feedback_html.FeedbackExporter
 c.GenerateFeedback.HTMLExporter.template_name = "course_feedback"
 c.GenerateFeedback.HTMLExporter.template_file = "feedback.html.j2"
 c.GenerateFeedback.HTMLExporter.extra_template_basedirs = feedback_html.template_dirs()

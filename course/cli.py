@@ -290,8 +290,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     feedback.add_argument("units", nargs="*", metavar="UNIT", help="单元（默认全部）/ units (default: all)")
     feedback.add_argument("--force", action="store_true", help="全部重新生成 / make every feedback again")
+    feedback.add_argument(
+        "--jobs", type=int, help="同时运行的生成任务数（默认每核一个）/ jobs at once (default: one a core)"
+    )
     add_db_option(feedback)
-    feedback.set_defaults(run=lambda args: _feedback().main(_course(args.db), args.units, args.force))
+    feedback.set_defaults(
+        run=lambda args: _feedback().main(_course(args.db), args.units, args.force, args.jobs)
+    )
 
     service = sub.add_parser(
         "feedback-service",
