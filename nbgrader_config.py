@@ -117,6 +117,9 @@ c.HTMLExporter.filters = {
 }
 c.HTMLExporter.sanitize_html = True
 c.HTMLExporter.preprocessors = [feedback_html.EscapedNames]  # formgrader's page shows the roster's names
+# The feedback's exporter: nbconvert's HTML exporter less its slow last pass over the finished page
+# (course/judge/feedback_html.py).
+c.GenerateFeedback.exporter_class = feedback_html.FeedbackExporter
 c.GenerateFeedback.HTMLExporter.template_name = "course_feedback"
 c.GenerateFeedback.HTMLExporter.template_file = "feedback.html.j2"
 # Above the notebook, what a student can act on: what lost points, hand grades pending, the unit's total as

@@ -35,7 +35,7 @@ import utils  # noqa: E402
 from benchmarks.grading_scale import grade_run, summary  # noqa: E402
 from benchmarks.grading_throughput import UNIT, build, class_plan, judge_reports  # noqa: E402
 from course import notebooks  # noqa: E402
-from course.grading import grade  # noqa: E402
+from course.grading import resources  # noqa: E402
 from course.grading.local_cluster import local_cluster  # noqa: E402
 from course.layout import COURSE, Course  # noqa: E402
 from utils.plotting import text, use_fonts  # noqa: E402
@@ -62,12 +62,12 @@ def graded(course, root: Path, through: str, gpus: int, cores_per_gpu: int) -> d
     label = f"{through}-{gpus}gpu"
     with machine_share(gpus, cores_per_gpu):
         gib = torch.cuda.get_device_properties(0).total_memory / 2**30 if torch.cuda.is_available() else 80.0
-        jobs = grade.default_jobs(
-            1 << 30, grade.cpu_count(), gib * gpus
+        jobs = resources.default_jobs(
+            1 << 30, resources.cpu_count(), gib * gpus
         )  # course grade's rule on such a host
         if through == "local":
             return grade_run(course, root, label, jobs, None) | {"gpus": gpus, "jobs": jobs}
-        with local_cluster(nodes=1, cpus=grade.cpu_count(), gpus=gpus) as cluster:
+        with local_cluster(nodes=1, cpus=resources.cpu_count(), gpus=gpus) as cluster:
             before = cluster.daemon_cpu_seconds()
             run = grade_run(course, root, label, jobs, cluster.address)
             daemons = {k: round(v - before.get(k, 0.0), 1) for k, v in cluster.daemon_cpu_seconds().items()}
@@ -104,7 +104,7 @@ def main() -> int:
     args = parser.parse_args()
     if torch.cuda.device_count() < 2:
         raise SystemExit("this benchmark needs a machine with two GPUs")
-    cores = args.cores_per_gpu or grade.cpu_count() // torch.cuda.device_count()
+    cores = args.cores_per_gpu or resources.cpu_count() // torch.cuda.device_count()
     plan = class_plan(args.students)
     by_pair = {(name, UNIT): (kind, must_fail) for name, kind, _, must_fail in plan}
     nb_name = COURSE.notebooks(UNIT)[0]

@@ -30,7 +30,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import utils  # noqa: E402
 from benchmarks.grading_throughput import class_plan, verdict  # noqa: E402
 from course import notebooks, release  # noqa: E402
-from course.grading import grade, submissions  # noqa: E402
+from course.grading import grade, resources, submissions  # noqa: E402
 from course.grading.local_cluster import local_cluster  # noqa: E402
 from course.layout import COURSE, Course  # noqa: E402
 from utils.plotting import text, use_fonts  # noqa: E402
@@ -153,12 +153,12 @@ def main() -> int:
     )
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results/local"))
     args = parser.parse_args()
-    cpus = args.cpus_per_node or max(1, grade.cpu_count() // max(args.nodes))
+    cpus = args.cpus_per_node or max(1, resources.cpu_count() // max(args.nodes))
     with tempfile.TemporaryDirectory(prefix="grading-scale-") as tmp:
         root = Path(tmp)
         course, plan = build(root, args.pairs)
         points = unit_points(course)
-        jobs = grade.default_jobs(len(plan), grade.cpu_count(), grade.gpu_memory_gib())
+        jobs = resources.default_jobs(len(plan), resources.cpu_count(), resources.gpu_memory_gib())
         runs = [{**grade_run(course, root, "local", jobs, None), "nodes": 0}]
         for n in args.nodes:
             with local_cluster(nodes=n, cpus=cpus) as cluster:
@@ -174,7 +174,7 @@ def main() -> int:
     same = all(scores(run) == scores(runs[0]) for run in runs)
     result = {
         "device": utils.mode().name,
-        "cpus": grade.cpu_count(),
+        "cpus": resources.cpu_count(),
         "cpus_per_node": cpus,
         "local_jobs": jobs,
         "units": UNITS,

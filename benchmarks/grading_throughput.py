@@ -22,7 +22,7 @@ from pathlib import Path
 
 import utils
 from course import notebooks, release, wrong
-from course.grading import grade, submissions
+from course.grading import grade, resources, submissions
 from course.layout import COURSE, Course
 
 UNIT = "08_flash_attention_triton"
@@ -184,7 +184,7 @@ def main() -> int:
         if utils.mode().is_gpu
         else set(notebooks.gpu_only_tests(notebooks.read(COURSE.source / unit / nb_name)))
     )
-    jobs = args.jobs or grade.default_jobs(len(plan), grade.cpu_count(), grade.gpu_memory_gib())
+    jobs = args.jobs or resources.default_jobs(len(plan), resources.cpu_count(), resources.gpu_memory_gib())
     rounds = []
     with tempfile.TemporaryDirectory(prefix="throughput-") as tmp:
         course = build(Path(tmp), plan, unit)
@@ -214,7 +214,7 @@ def main() -> int:
             print("\n".join(f"  {name:26} {value:8.1f}" for name, value in rounds[-1]["stages"].items()))
     result = {
         "device": utils.mode().name,
-        "cpus": grade.cpu_count(),
+        "cpus": resources.cpu_count(),
         "unit": unit,
         "students": len(plan),
         "jobs": jobs,

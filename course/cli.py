@@ -310,8 +310,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     feedback.add_argument("units", nargs="*", metavar="UNIT", help="单元（默认全部）/ units (default: all)")
     feedback.add_argument("--force", action="store_true", help="全部重新生成 / make every feedback again")
+    feedback.add_argument(
+        "--jobs", type=int, help="同时运行的生成任务数（默认每核一个）/ jobs at once (default: one a core)"
+    )
     add_db_option(feedback)
-    feedback.set_defaults(run=lambda args: _feedback().main(_course(args.db), args.units, args.force))
+    feedback.set_defaults(
+        run=lambda args: _feedback().main(_course(args.db), args.units, args.force, args.jobs)
+    )
 
     service = sub.add_parser(
         "feedback-service",
@@ -457,7 +462,7 @@ def run_release(args) -> int:
         if course.db and units:
             from course.grading import lms
 
-            _grade().register_units(course, units, lms.nbgrader_students(lms.course_roster(course)))
+            _grade().register_units(course, units, lms.nbgrader_students(semester.course_roster(course)))
         if lock := semester.pin_release(course, units):
             print(f"semester: {lock}")
     return status
@@ -488,6 +493,7 @@ def run_grade(args) -> int:
 
 
 def run_export(args) -> int:
+    from course.grading import semester
     from utils.messages import bilingual
 
     lms, course = _lms(), _course(args.db)
@@ -505,7 +511,7 @@ def run_export(args) -> int:
     if args.feedback_for:
         return run_lms_feedback(args, course, roster or course.root / "roster.csv")
     if roster:
-        lms.read_roster(roster)  # checked before anything is written
+        semester.read_roster(roster)  # checked before anything is written
     mapping, lms_gradebook = (Path(a) if a else None for a in (args.columns, args.lms_gradebook))
     return lms.export(
         course, roster, canvas, moodle, args.moodle_key, mapping, lms_gradebook, args.missing_as_zero
@@ -605,7 +611,7 @@ def run_init(args) -> int:
 def run_feedback_service(args) -> int:
     import signal
 
-    from course.grading import feedback_service, grade
+    from course.grading import feedback_service, grade, resources
     from course.judge import sandbox
     from utils.messages import bilingual
 
@@ -630,8 +636,8 @@ def run_feedback_service(args) -> int:
     sandbox.choose("auto")  # the same sandbox as `course grade`: a bilingual refusal before anything is taken
     exchange = feedback_service.Exchange(Path(args.exchange), args.course_id) if args.exchange else None
     waiting = 1 << 20  # as many as wait: the machine's own bound decides
-    jobs = args.jobs or grade.default_jobs(
-        waiting, grade.cpu_count(), grade.gpu_memory_gib(), grade.gradings_memory_gib()
+    jobs = args.jobs or resources.default_jobs(
+        waiting, resources.cpu_count(), resources.gpu_memory_gib(), resources.gradings_memory_gib()
     )
     settings = feedback_service.Settings(
         exchange,

@@ -113,11 +113,11 @@ def tables_line() -> str:
 def settings_lines(course, roster: Path | None) -> tuple[list[str], bool]:
     """A line per semester file (semester.toml, the roster: `roster`, else the course root's roster.csv if there
     is one) and for the private overlay's judges, with what is wrong in it, and whether anything is."""
-    from course.grading import lms, overlay, semester
+    from course.grading import overlay, semester
 
     checks = [
         (semester.semester_path(course), lambda path: semester.load_policy(path, course)),
-        (roster or course.root / "roster.csv", lms.read_roster),
+        (roster or course.root / "roster.csv", semester.read_roster),
     ]
     lines, fatal = [], False
     for path, check in checks:

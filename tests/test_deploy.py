@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from course import ROOT, bundle
-from course.grading import grade, pool
+from course.grading import pool, resources
 
 DEPLOY = ROOT / "deploy"
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
@@ -98,7 +98,7 @@ def test_the_ray_workers_fit_the_course_grading_jobs():
         assert gpus == int(limits["nvidia.com/gpu"]) and cpus == int(limits["cpu"]), group["groupName"]
         gib = float(group["template"]["metadata"]["annotations"]["flash-attention-course/gpu-memory-gib"])
         memory_gib = int(limits["memory"].removesuffix("Gi"))
-        jobs = grade.default_jobs(1 << 30, cpus // gpus, gib) * gpus
+        jobs = resources.default_jobs(1 << 30, cpus // gpus, gib) * gpus
         assert jobs >= 1 and memory_gib >= 4 * jobs, "host memory for every job the worker runs at once"
         workers.append({"cpus": cpus, "gpus": gpus, "gpu_gib": gib})
     shape = pool.task_shape(workers)

@@ -79,3 +79,45 @@ def test_a_grading_run_records_the_pages_it_made(course):
     assert feedback.stale(course, [UNIT]) == {}
     (course.feedback / "bob" / UNIT).rmdir()  # a page that is gone is made again
     assert list(feedback.stale(course, [UNIT])) == [("bob", UNIT)]
+
+
+def test_a_units_pages_are_shared_among_jobs_of_ten_pages_or_more():
+    todo = {(f"s{i:02d}", UNIT): "digest" for i in range(25)} | {("alice", "02_io_aware"): "digest"}
+    work = feedback.shares(todo, jobs=4)
+    assert [(unit, len(students)) for unit, students in work] == [(UNIT, 13), (UNIT, 12), ("02_io_aware", 1)]
+    assert sorted((s, unit) for unit, students in work for s in students) == sorted(todo)
+
+
+def test_pages_made_by_jobs_at_once_are_each_made_once_and_recorded(course, monkeypatch):
+    monkeypatch.setattr(feedback, "PAGES_PER_JOB", 1)  # three students: three jobs, two at once
+    assert feedback.refresh(course, [UNIT], jobs=2) == (sorted((s, UNIT) for s in ANSWERS), [])
+    assert all((course.feedback / s / UNIT / f"{NB}.html").is_file() for s in ANSWERS)
+    assert feedback.refresh(course, [UNIT], jobs=2) == ([], [])
+
+
+def test_the_feedback_exporter_writes_nbconverts_page_without_its_beautifulsoup_pass():
+    """The page of a notebook with markdown, code, text and an image without alt text is, parsed, the very
+    document nbconvert's HTMLExporter writes (its pass gives the image its alt text)."""
+    import nbformat
+    from bs4 import BeautifulSoup
+    from nbconvert.exporters import HTMLExporter
+
+    from course.judge.feedback_html import FeedbackExporter
+
+    png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+    nb = nbformat.v4.new_notebook(
+        cells=[
+            nbformat.v4.new_markdown_cell("# 标题 · Title\n\nSome *text* & <b>bold</b>, `code`."),
+            nbformat.v4.new_code_cell(
+                "x = [i ** 2 for i in range(3)]  # a < b\nprint(x)",
+                outputs=[
+                    nbformat.v4.new_output("stream", text="[0, 1, 4]\n"),
+                    nbformat.v4.new_output("display_data", data={"image/png": png, "text/plain": "<Figure>"}),
+                ],
+            ),
+        ]
+    )
+    ours, _ = FeedbackExporter(template_name="classic").from_notebook_node(nb)
+    theirs, _ = HTMLExporter(template_name="classic").from_notebook_node(nb)
+    assert ours.count('alt="No description has been provided for this image"') == 1
+    assert BeautifulSoup(ours, "html.parser") == BeautifulSoup(theirs, "html.parser")

@@ -14,7 +14,7 @@ import torch
 
 import utils
 from course import ROOT
-from course.grading import grade, pool, runner
+from course.grading import pool, resources, runner
 from utils.measure import LOCK_DIR_ENV
 
 HAS_GPU = utils.mode().is_gpu  # not `from conftest import`: tests/browser has a conftest module too
@@ -70,9 +70,9 @@ def test_the_visible_gpus_follow_cuda_visible_devices(monkeypatch, named, expect
 
 def test_two_gpus_double_the_default_jobs_up_to_the_cores():
     one_h100, two_h100 = 79.1, 2 * 79.1
-    assert grade.default_jobs(100, 16, one_h100) == 12
-    assert grade.default_jobs(100, 32, two_h100) == 24
-    assert grade.default_jobs(100, 16, two_h100) == 12  # the cores bound it: compiling is CPU-bound
+    assert resources.default_jobs(100, 16, one_h100) == 12
+    assert resources.default_jobs(100, 32, two_h100) == 24
+    assert resources.default_jobs(100, 16, two_h100) == 12  # the cores bound it: compiling is CPU-bound
 
 
 HOLD = """

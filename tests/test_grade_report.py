@@ -115,14 +115,14 @@ def test_nbgrader_students_come_from_the_roster(tmp_path, monkeypatch):
     import nbgrader.api
     from nbgrader.api import Gradebook
 
-    from course.grading import lms, worker
+    from course.grading import lms, semester, worker
 
     course = Course(tmp_path / "course", FIXTURE_COURSE.wrong)
     shutil.copytree(FIXTURE / "source", course.source)
     (course.root / "roster.csv").write_text(
         "student_id,name,email,canvas_id\nalice,Alice Li,alice@uni.edu,101\nwei,王伟,,\n", encoding="utf-8"
     )
-    grade.register_units(course, [FIXTURE_UNIT], lms.nbgrader_students(lms.course_roster(course)))
+    grade.register_units(course, [FIXTURE_UNIT], lms.nbgrader_students(semester.course_roster(course)))
     monkeypatch.setattr(nbgrader.api, "get_alembic_version", worker.alembic_head)
     with Gradebook(f"sqlite:///{course.gradebook}") as gb:
         found = {s.id: (s.first_name, s.last_name, s.email, s.lms_user_id) for s in gb.students}

@@ -23,7 +23,7 @@ from handgrade_fixture import (
 from nbgrader.api import Gradebook
 
 from course import ROOT, cli, notebooks, release
-from course.grading import feedback_inputs, grade, gradebook_db, handgrade, rubric, worker
+from course.grading import feedback_inputs, grade, gradebook_db, handgrade, lock, rubric, worker
 
 PEAK, RAN_OUT, FLASH = (f"{QUESTION}:{item} (+1)" for item in ("peak", "ran_out", "flash"))
 COMMENTS = {item.id: item.comment for item in rubric.unit_rubrics(ROOT / "source" / UNIT)[QUESTION].items}
@@ -300,7 +300,7 @@ def test_two_imports_at_once_the_second_is_refused(course, tmp_path):
     (sheet,) = handgrade.export(course, UNIT, ["ta1"], into=tmp_path / "q")
     mark(sheet, {"alice": ([PEAK], "")})
     before = state(course)
-    with grade.grading_lock(course, "course handgrade import"):
+    with lock.grading_lock(course, "course handgrade import"):
         with pytest.raises(ValueError, match="another course command") as caught:
             handgrade.import_sheets(course, [sheet])
     assert "handgrade import" in str(caught.value) and "另一个" in str(caught.value)

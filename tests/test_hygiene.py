@@ -122,9 +122,10 @@ def test_the_course_runs_with_only_its_runtime_dependencies():
     assert not undeclared, f"imported but not a runtime dependency in pyproject.toml: {undeclared}"
 
 
-def judge_imports() -> dict[str, set[str]]:
-    """{module of course/judge: the modules of course/judge it imports}, anywhere in the file (lazy imports too)."""
-    room = ROOT / "course" / "judge"
+def room_imports(room: Path) -> dict[str, set[str]]:
+    """{module of the package folder `room` (course/judge, course/grading): the modules of it that it imports},
+    anywhere in the file (lazy imports too)."""
+    package = ".".join(room.relative_to(ROOT).parts) + "."
     modules = {path.stem for path in room.glob("*.py")}
     found = {}
     for path in room.glob("*.py"):
@@ -134,9 +135,7 @@ def judge_imports() -> dict[str, set[str]]:
                 names |= {alias.name for alias in node.names}
             elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
                 names |= {node.module, *(f"{node.module}.{alias.name}" for alias in node.names)}
-        inner = {
-            n.removeprefix("course.judge.").split(".")[0] for n in names if n.startswith("course.judge.")
-        }
+        inner = {n.removeprefix(package).split(".")[0] for n in names if n.startswith(package)}
         found[path.stem] = inner & modules - {path.stem}
     return found
 
@@ -144,4 +143,13 @@ def judge_imports() -> dict[str, set[str]]:
 def test_the_judge_room_has_no_import_loop():
     """Each module of course/judge imports only modules below it (issue 45: bytecode and sandbox imported each
     other; what both need lives in `environment`)."""
-    graphlib.TopologicalSorter(judge_imports()).prepare()  # raises CycleError naming the loop
+    graphlib.TopologicalSorter(
+        room_imports(ROOT / "course" / "judge")
+    ).prepare()  # raises CycleError naming the loop
+
+
+def test_the_grading_room_has_no_import_loop():
+    """The grading room reads settings → intake → pool → merge → export without a loop (issue 46's Shape: grade,
+    pool and similarity imported each other, and semester and lms; what they share lives in `resources`, `lock`
+    and `semester`)."""
+    graphlib.TopologicalSorter(room_imports(ROOT / "course" / "grading")).prepare()

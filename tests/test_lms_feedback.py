@@ -17,7 +17,7 @@ from nbgrader.api import Gradebook
 
 from course import cli
 from course.grading import feedback_inputs, gradebook_db, lms_feedback, semester
-from course.grading.grade import grading_lock
+from course.grading.lock import grading_lock
 
 WORKSHEET = Path(__file__).resolve().parent / "fixtures" / "lms" / "moodle_worksheet.csv"  # made-up students
 ROSTER = "student_id,name,canvas_id\nalice,Alice Li,101\nbob,Bob Wang,102\ncarol,Chen Jing,\n"

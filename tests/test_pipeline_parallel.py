@@ -9,7 +9,7 @@ from nbgrader.api import Gradebook
 from pipeline_fixture import UNIT, course_copy, sample_class_with_blank
 
 from course import cli
-from course.grading import grade, worker
+from course.grading import grade, resources, worker
 from course.grading.runner import run_job, worker_env
 
 
@@ -119,7 +119,7 @@ def test_parallel_regrading_is_idempotent(graded):
     ],
 )
 def test_default_jobs(pairs, cpus, gpu_gib, expected):
-    assert grade.default_jobs(pairs, cpus, gpu_gib) == expected
+    assert resources.default_jobs(pairs, cpus, gpu_gib) == expected
 
 
 @pytest.mark.parametrize(
@@ -133,13 +133,13 @@ def test_default_jobs(pairs, cpus, gpu_gib, expected):
     ],
 )
 def test_default_jobs_leave_each_grading_the_memory_it_needs(cpus, gpu_gib, memory_gib, expected):
-    assert grade.default_jobs(100, cpus, gpu_gib, memory_gib) == expected
+    assert resources.default_jobs(100, cpus, gpu_gib, memory_gib) == expected
 
 
 def test_too_many_jobs_for_the_memory_are_said(capsys):
-    grade.warn_memory(6, 12, "cpu")
+    resources.warn_memory(6, 12, "cpu")
     assert capsys.readouterr().out == ""
-    grade.warn_memory(8, 12, "cpu")
+    resources.warn_memory(8, 12, "cpu")
     assert "0.8 GiB" in capsys.readouterr().out
 
 

@@ -21,7 +21,7 @@ import pytest
 from pipeline_fixture import FIXTURE_COURSE, UNIT, course_copy, sample_class_with_blank
 
 from course import ROOT, cli, doctor, selftest
-from course.grading import grade, pool
+from course.grading import grade, pool, resources
 from course.grading.local_cluster import kill_node, local_cluster
 
 if not os.environ.get("CI"):  # CI installs the cluster extra (course.sh test): there a missing Ray fails
@@ -319,7 +319,7 @@ def test_a_job_on_a_node_knows_how_many_jobs_its_host_runs_at_once(monkeypatch):
     """Each grading's memory cgroup is its share of the host's: a node's jobs of 4 CPUs on a 16-core host are 4."""
     seen = []
     monkeypatch.setattr(pool, "run_job", lambda *args, at_once: seen.append(at_once) or ({}, False))
-    monkeypatch.setattr(grade, "cpu_count", lambda: 16)
+    monkeypatch.setattr(resources, "cpu_count", lambda: 16)
     pool.run_in_copy(pool.pack([]), {}, 10, 4, [])
     assert seen == [4]
 

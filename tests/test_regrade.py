@@ -18,7 +18,7 @@ from gradebook_fixture import COURSE_ID, NB, TESTS, UNIT, WRITTEN, unit01_gradeb
 from nbgrader.api import Gradebook
 
 from course import cli, notebooks, release, wrong
-from course.grading import grade, gradebook_db, lms, submissions, worker
+from course.grading import grade, gradebook_db, lms, lock, submissions, worker
 from course.layout import COURSE, Course
 
 
@@ -140,7 +140,7 @@ def test_a_grading_jobs_private_gradebook_holds_its_own_pairs_hand_grades_and_no
 
 def test_a_second_grading_of_the_same_course_is_refused(tmp_path):
     course = Course(tmp_path, COURSE.wrong)
-    with grade.grading_lock(course):
+    with lock.grading_lock(course):
         with pytest.raises(ValueError, match=f"pid {os.getpid()}") as caught:
             grade.grade(course, tmp_path / "class")
     assert "另一个" in str(caught.value) and "another" in str(caught.value)
@@ -150,9 +150,9 @@ def test_the_lock_of_a_killed_run_is_taken_over(tmp_path):
     course = Course(tmp_path, COURSE.wrong)
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()
-    (tmp_path / grade.LOCK_FILE).write_text(f"pid {dead.pid} since 2026-03-06T12:00:00+00:00\n")
-    with grade.grading_lock(course):
-        assert f"pid {os.getpid()}" in (tmp_path / grade.LOCK_FILE).read_text()
+    (tmp_path / lock.LOCK_FILE).write_text(f"pid {dead.pid} since 2026-03-06T12:00:00+00:00\n")
+    with lock.grading_lock(course):
+        assert f"pid {os.getpid()}" in (tmp_path / lock.LOCK_FILE).read_text()
 
 
 # ---- unit 01 graded, graded by hand, regraded, exported ----------------------------------------------------------

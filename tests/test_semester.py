@@ -340,19 +340,17 @@ def test_a_timestamp_without_an_offset_is_in_the_semesters_zone(tmp_path):
 
 
 def test_the_roster_header_and_ids_are_checked(tmp_path):
-    from course.grading import lms
-
     roster = tmp_path / "roster.csv"
     roster.write_text("id,name\nalice,Alice\n")
     with pytest.raises(semester.SettingError, match="line 1") as caught:
-        lms.read_roster(roster)
+        semester.read_roster(roster)
     assert str(roster) in str(caught.value) and "student_id" in str(caught.value)
     roster.write_text("student_id,name,sis_login\nalice,Alice,ali\n")
     with pytest.raises(semester.SettingError, match="sis_login_id"):
-        lms.read_roster(roster)
+        semester.read_roster(roster)
     roster.write_text("student_id,name\nalice,Alice\nbob,Bob\nalice,Alice Li\n")
     with pytest.raises(semester.SettingError, match="line 4"):
-        lms.read_roster(roster)
+        semester.read_roster(roster)
 
 
 def test_a_bad_setting_stops_grading_before_anything_is_placed(tmp_path, monkeypatch):

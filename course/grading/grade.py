@@ -14,7 +14,6 @@ import contextlib
 import csv
 import dataclasses
 import datetime as dt
-import fcntl
 import hashlib
 import hmac
 import json
@@ -29,17 +28,27 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import torch
 from tqdm import tqdm
 
 import utils
 from course import notebooks
-from course.grading import feedback_inputs, gradebook_db, intake, lms, overlay, semester, similarity, stats
+from course.grading import (
+    feedback_inputs,
+    gradebook_db,
+    intake,
+    lms,
+    overlay,
+    resources,
+    semester,
+    similarity,
+    stats,
+)
 from course.grading.atomic import replace_text
+from course.grading.lock import grading_lock
 from course.grading.pool import Job, LocalPool, NotGraded, RayPool, open_pool
 from course.grading.runner import run_job
-from course.judge import cgroup, tables
 from course.judge import sandbox as judge_sandbox
+from course.judge import tables
 from course.layout import COURSE, Course
 from course.neutral import cell, visible
 from utils.messages import bilingual
@@ -181,70 +190,6 @@ def register_units(
         )
 
 
-GPU_GIB_PER_JOB = (
-    4  # a job's CUDA contexts (notebook kernel, self-check child, up to 3 judge children) and tensors
-)
-
-
-# RAM one grading's cgroup needs (peaks measured: units 06-07 on a CPU 0.4 GiB, unit 08 on the H200 2.1 GiB)
-HOST_GIB_PER_GRADING = {"cpu": 1, "gpu": 3}
-
-
-def default_jobs(pairs: int, cpus: int, gpu_memory_gib: float | None, memory_gib: float | None = None) -> int:
-    """How many pairs to grade at once: one per core on a CPU (`gpu_memory_gib` None); on GPUs three quarters
-    of the cores (compiling Triton kernels is CPU-bound, one compilation per process; measured on the 16-core
-    H100 host: 12 at once graded 12 unit-08 students in 170 s with every verdict right) and at most one per
-    GPU_GIB_PER_JOB of the GPUs' memory (`gpu_memory_gib`: all GPUs' together; the local pool spreads the jobs
-    over them); where the gradings share `memory_gib` of RAM, as many as leave each of their cgroups
-    HOST_GIB_PER_GRADING (`jobs_memory_cap`)."""
-    device = "cpu" if gpu_memory_gib is None else "gpu"
-    most = cpus if device == "cpu" else min(cpus * 3 // 4, int(gpu_memory_gib // GPU_GIB_PER_JOB))
-    if memory_gib is not None:
-        most = min(most, jobs_memory_cap(memory_gib, device))
-    return max(1, min(pairs, most))
-
-
-def jobs_memory_cap(memory_gib: float, device: str) -> int:
-    """The most jobs at once whose gradings' cgroups (`cgroup.share`) each get what a grading on `device` needs."""
-    return int(memory_gib // (cgroup.SANDBOXES_PER_JOB * HOST_GIB_PER_GRADING[device]))
-
-
-def gradings_memory_gib() -> float | None:
-    """The RAM all gradings here share (`cgroup.budget`) where they get memory cgroups, in GiB; else None."""
-    return None if cgroup.unavailable() else cgroup.budget() / 2**30
-
-
-def warn_memory(jobs: int, memory_gib: float, device: str, host: str = "") -> None:
-    """Say so when `jobs` at once leave each grading's cgroup less RAM than a grading needs: some may be killed.
-    `host` names a Ray node (default: this machine)."""
-    if jobs > (cap := jobs_memory_cap(memory_gib, device)):
-        each = memory_gib / (cgroup.SANDBOXES_PER_JOB * jobs)
-        where = f"{host}: " if host else ""
-        print(
-            bilingual(
-                f"注意：{where}同时评 {jobs} 份时每次评分只有 {each:.1f} GiB 内存（需要约 {HOST_GIB_PER_GRADING[device]} GiB），"
-                f"可能被杀掉；{'该节点' if host else '本机'}最多 {cap} 份",
-                f"warning: {where}{jobs} at once leave each grading {each:.1f} GiB of memory (about "
-                f"{HOST_GIB_PER_GRADING[device]} GiB needed), some may be killed; at most {cap} "
-                f"{'on that node' if host else 'here'}",
-            )
-        )
-
-
-def gpu_memory_gib() -> float | None:
-    """The memory of the GPUs a local run uses (`pool.visible_gpus`), in GiB together, on a GPU run; else None."""
-    if not utils.mode().is_gpu:
-        return None
-    return (
-        sum(torch.cuda.get_device_properties(i).total_memory for i in range(torch.cuda.device_count()))
-        / 2**30
-    )
-
-
-def cpu_count() -> int:
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-
-
 @dataclass(frozen=True)
 class Round:
     """The settings of one grading run: the seeds' salt, the sandbox asked for, and each pair's late work as its
@@ -366,7 +311,9 @@ def grade_pairs(
     where = where or LocalPool()  # one pool for the run: it spreads the jobs over the machine's GPUs
     log_lock, merge_lock, waiting_lock = threading.Lock(), threading.Lock(), threading.Lock()
     waiting: list[tuple[Row, Path]] = []
-    threads = max(1, cpu_count() // jobs)  # torch's CPU threads per job: concurrent jobs share the cores
+    threads = max(
+        1, resources.cpu_count() // jobs
+    )  # torch's CPU threads per job: concurrent jobs share the cores
 
     def merge_waiting() -> None:
         with merge_lock:
@@ -619,35 +566,6 @@ def copy_class(
     return intake.take_class(course, submissions, only, times)
 
 
-LOCK_FILE = ".grading.lock"
-
-
-@contextlib.contextmanager
-def grading_lock(course: Course, command: str = "course grade"):
-    """Held while a run grades the course (or `command` writes its gradebook): a second run is refused. The lock
-    goes with the process holding it (flock), so a killed run's lock is taken over; the file names the holder for
-    the message."""
-    course.root.mkdir(parents=True, exist_ok=True)
-    with (course.root / LOCK_FILE).open("a+", encoding="utf-8") as lock:
-        try:
-            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            lock.seek(0)
-            holder = lock.read().strip() or "?"
-            raise ValueError(
-                bilingual(
-                    f"另一个课程命令正在写 {course.root}（{holder}）：请等它结束再运行",
-                    f"another course command is writing {course.root} ({holder}): wait until it ends",
-                )
-            ) from None
-        lock.truncate(0)
-        lock.write(
-            f"`{command}`, pid {os.getpid()} since {dt.datetime.now(dt.UTC).isoformat(timespec='seconds')}\n"
-        )
-        lock.flush()
-        yield
-
-
 def back_up_gradebook(course: Course, keep: int = 20) -> Path | None:
     """Copy the gradebook to `gradebook_backups/` before a grading run writes it; the `keep` newest stay."""
     if not course.db and not course.gradebook.exists():
@@ -708,7 +626,7 @@ def grade(
     no_world_writable()
     policy = semester.load_policy(semester.semester_path(course), course)
     uploads = semester.read_timestamps(selection.timestamps, course, policy.zone)
-    roster = lms.course_roster(course)  # the one list of the course's students
+    roster = semester.course_roster(course)  # the one list of the course's students
     with open_pool(ray) as where, grading_lock(course):
         back_up_gradebook(course)
         intakes = copy_class(course, submissions, selection.accepts if selection.narrowed else None, uploads)
@@ -739,13 +657,17 @@ def grade(
             log.write_text("", encoding="utf-8")
         graded: dict[tuple[str, str], Row] = dict(earlier)
         if graded_pairs:
-            memory, gpus = gradings_memory_gib(), gpu_memory_gib()
-            jobs = jobs or where.slots or default_jobs(len(graded_pairs), cpu_count(), gpus, memory)
+            memory, gpus = resources.gradings_memory_gib(), resources.gpu_memory_gib()
+            jobs = (
+                jobs
+                or where.slots
+                or resources.default_jobs(len(graded_pairs), resources.cpu_count(), gpus, memory)
+            )
             if isinstance(where, LocalPool):  # a Ray node fits each job's limits to its own tables
                 jobs = tables.fit_jobs(jobs, judge_sandbox.LIMITS)
             print(bilingual(f"同时评分 {jobs} 份", f"grading {jobs} at a time"))
             if memory is not None and isinstance(where, LocalPool):
-                warn_memory(jobs, memory, "cpu" if gpus is None else "gpu")
+                resources.warn_memory(jobs, memory, "cpu" if gpus is None else "gpu")
             with tempfile.TemporaryDirectory(prefix="course-grade-") as tmp:
                 folders = [Path(tmp) / f"pair{i}" for i in range(len(graded_pairs))]
                 settings = Round(salt, sandbox, late_work(course, graded_pairs, uploads, policy))

@@ -32,7 +32,8 @@ from pathlib import Path
 
 from course.grading import gradebook_db
 from course.grading.atomic import replace_text
-from course.grading.grade import grading_lock, grading_salt
+from course.grading.grade import grading_salt
+from course.grading.lock import grading_lock
 from course.grading.rubric import Rubric, answer_key, ledger_path, read_ledger, unit_rubrics
 from course.layout import Course
 from course.neutral import FORMULA_START

@@ -188,14 +188,7 @@ def write_cells(course: Course, path: Path | None = None) -> Path:
     return path
 
 
-ROSTER_COLUMNS = ["student_id", "name", "email", "sis_login_id", "canvas_id", "section", "idnumber"]
 ROSTER_FILE = semester.ROSTER_FILE
-
-
-def course_roster(course: Course) -> dict[str, dict[str, str]] | None:
-    """The course folder's roster.csv, every line checked; None while the course has none."""
-    path = course.root / ROSTER_FILE
-    return read_roster(path) if path.is_file() else None
 
 
 def nbgrader_students(roster: dict[str, dict[str, str]] | None) -> dict[str, dict[str, str]]:
@@ -213,41 +206,6 @@ def nbgrader_students(roster: dict[str, dict[str, str]] | None) -> dict[str, dic
         }
         students[student] = {key: value for key, value in fields.items() if value}
     return students
-
-
-def read_roster(path: Path) -> dict[str, dict[str, str]]:
-    """{course student id: roster row}, every line checked."""
-    header_fix = (
-        f"第一行写 {','.join(ROSTER_COLUMNS)} 中用到的列（student_id 必须有）",
-        f"make the first line the columns you use of {','.join(ROSTER_COLUMNS)} (student_id first of all)",
-    )
-    if not path.is_file():
-        raise semester.setting_error(
-            path, None, ("文件不存在", "no such file"), ("检查名单路径", "check the roster's path")
-        )
-    roster: dict[str, dict[str, str]] = {}
-    with path.open(newline="", encoding="utf-8-sig") as f:
-        reader = csv.DictReader(f)
-        header = reader.fieldnames or []
-        unknown = [column for column in header if column not in ROSTER_COLUMNS]
-        if "student_id" not in header or unknown:
-            problem = (
-                f"表头 {','.join(header)!r}：" + (f"未知的列 {unknown}" if unknown else "缺少 student_id"),
-                f"the header {','.join(header)!r}: "
-                + (f"unknown columns {unknown}" if unknown else "no student_id"),
-            )
-            raise semester.setting_error(path, 1, problem, header_fix)
-        for row in reader:
-            student = (row["student_id"] or "").strip()
-            if not student or student in roster:
-                problem = (
-                    f"student_id {student!r} 为空或重复",
-                    f"student_id {student!r} is empty or given twice",
-                )
-                fix = ("每个学生一行，id 唯一", "one line per student, each id once")
-                raise semester.setting_error(path, reader.line_num, problem, fix)
-            roster[student] = row
-    return roster
 
 
 def unit_scores(found: Table, student: str, missing_as_zero: bool = False) -> list[str]:
@@ -334,7 +292,7 @@ def export(
     if canvas or moodle:
         if roster_path is None:
             raise ValueError(bilingual("导出到 LMS 需要 --roster", "an LMS export needs --roster"))
-        roster = read_roster(roster_path)
+        roster = semester.read_roster(roster_path)
         if missing := sorted(set(found.cells) - set(roster)):
             print(
                 bilingual(

@@ -29,8 +29,8 @@ from pathlib import Path
 from course import neutral
 from course.grading import feedback, feedback_inputs, gradebook_db, lms, lms_import, lms_times, semester
 from course.grading.atomic import replace_csv
-from course.grading.grade import grading_lock
 from course.grading.handgrade import inert
+from course.grading.lock import grading_lock
 from course.layout import Course
 from utils.messages import bilingual
 
@@ -214,7 +214,7 @@ def main(
                 f"Moodle needs --worksheet: {WORKSHEET_FIX[1]}",
             )
         )
-    roster = lms.read_roster(roster_path)
+    roster = semester.read_roster(roster_path)
     gradebook_db.settle(course)
     if worksheet is not None:
         read_worksheet(worksheet)  # checked before anything is written

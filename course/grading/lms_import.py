@@ -36,7 +36,7 @@ import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from course.grading import intake, lms, lms_times, semester
+from course.grading import intake, lms_times, semester
 from course.layout import Course
 from course.neutral import cell, visible
 from utils.messages import bilingual
@@ -347,7 +347,7 @@ def import_zip(
     found, with the result, and the files in neither layout (left out). `records`: the LMS's record of submission
     times and the zone of those written without an offset (course/grading/lms_times.py), read before anything is
     placed; the placed students' times go to `into/timestamps.csv`."""
-    roster = lms.read_roster(roster_path)
+    roster = semester.read_roster(roster_path)
     if not zipfile.is_zipfile(download):
         raise ValueError(bilingual(f"不是 zip 文件：{download}", f"not a zip file: {download}"))
     with zipfile.ZipFile(download) as archive:

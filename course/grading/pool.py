@@ -31,6 +31,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from course.grading import resources
 from course.grading.runner import JOB_PREFIX, run_job
 from utils.messages import bilingual
 
@@ -179,7 +180,7 @@ def node_facts() -> dict:
     """What a node runs (compared with the head's before grading) and what it has."""
     import ray
 
-    from course.grading import grade, semester
+    from course.grading import semester
     from course.judge import sandbox
 
     return {
@@ -188,9 +189,9 @@ def node_facts() -> dict:
         "ray": ray.__version__,
         "python": platform.python_version(),
         "course": semester.course_version(),
-        "cpus": grade.cpu_count(),
-        "gpu_gib": grade.gpu_memory_gib(),
-        "memory_gib": grade.gradings_memory_gib(),
+        "cpus": resources.cpu_count(),
+        "gpu_gib": resources.gpu_memory_gib(),
+        "memory_gib": resources.gradings_memory_gib(),
     }
 
 
@@ -238,9 +239,7 @@ def sigint_unblocked():
 
 def node_jobs_at_once(threads: int) -> int:
     """The most jobs of `threads` CPUs each that this host runs at once (every Ray node it holds together)."""
-    from course.grading.grade import cpu_count
-
-    return max(1, cpu_count() // max(1, threads))
+    return max(1, resources.cpu_count() // max(1, threads))
 
 
 def run_on_node(archive: bytes, request: dict, timeout: float, threads: int, outputs: list[str]) -> dict:
@@ -331,15 +330,13 @@ def floor4(x: float) -> float:
 
 def task_shape(nodes: list[dict]) -> tuple[float, float]:
     """(CPUs, GPUs) one job asks for: one CPU on a cluster without GPUs; with GPUs, the share of a GPU node that
-    today's default `--jobs` gives one job there (`grade.default_jobs`; the largest share over the GPU nodes), so
+    today's default `--jobs` gives one job there (`resources.default_jobs`; the largest share over the GPU nodes), so
     every job lands on a GPU node. A node is {"cpus", "gpus" (Ray's counts), "gpu_gib" (one GPU's memory)}."""
-    from course.grading.grade import default_jobs
-
     shares = []
     for node in nodes:
         if node["gpus"]:
             per_gpu = node["cpus"] / node["gpus"]
-            at_once = default_jobs(1 << 30, int(per_gpu), node["gpu_gib"] or 0.0)
+            at_once = resources.default_jobs(1 << 30, int(per_gpu), node["gpu_gib"] or 0.0)
             shares.append((per_gpu / at_once, 1 / at_once))
     if not shares:
         return 1.0, 0.0
@@ -354,13 +351,11 @@ def capacity(nodes: list[dict], shape: tuple[float, float]) -> int:
 
 def warn_node_memory(nodes: list[dict], facts: list[dict], shape: tuple[float, float]) -> None:
     """Say which nodes run so many jobs of `shape` at once (their cores decide) that each grading's memory cgroup
-    gets less RAM than a grading needs (`grade.warn_memory`): a node with little RAM per core."""
-    from course.grading.grade import warn_memory
-
+    gets less RAM than a grading needs (`resources.warn_memory`): a node with little RAM per core."""
     for node, fact in zip(nodes, facts, strict=True):
         if fact.get("memory_gib") is not None:
             device = "gpu" if node["gpus"] else "cpu"
-            warn_memory(capacity([node], shape), fact["memory_gib"], device, fact["node"])
+            resources.warn_memory(capacity([node], shape), fact["memory_gib"], device, fact["node"])
 
 
 class RayPool:

@@ -60,7 +60,8 @@ from course.neutral import cell
 from utils.messages import bilingual
 
 SEMESTER_FILE = "semester.toml"
-ROSTER_FILE = "roster.csv"  # the course's one list of students (course.grading.lms)
+ROSTER_FILE = "roster.csv"  # the course's one list of students
+ROSTER_COLUMNS = ["student_id", "name", "email", "sis_login_id", "canvas_id", "section", "idnumber"]
 LOCK_FILE = "semester.lock.json"
 DAY = dt.timedelta(days=1)
 
@@ -405,15 +406,54 @@ class SemesterFile:
         )
 
 
+def course_roster(course: Course) -> dict[str, dict[str, str]] | None:
+    """The course folder's roster.csv, every line checked; None while the course has none."""
+    path = course.root / ROSTER_FILE
+    return read_roster(path) if path.is_file() else None
+
+
+def read_roster(path: Path) -> dict[str, dict[str, str]]:
+    """{course student id: roster row}, every line checked."""
+    header_fix = (
+        f"第一行写 {','.join(ROSTER_COLUMNS)} 中用到的列（student_id 必须有）",
+        f"make the first line the columns you use of {','.join(ROSTER_COLUMNS)} (student_id first of all)",
+    )
+    if not path.is_file():
+        raise setting_error(
+            path, None, ("文件不存在", "no such file"), ("检查名单路径", "check the roster's path")
+        )
+    roster: dict[str, dict[str, str]] = {}
+    with path.open(newline="", encoding="utf-8-sig") as f:
+        reader = csv.DictReader(f)
+        header = reader.fieldnames or []
+        unknown = [column for column in header if column not in ROSTER_COLUMNS]
+        if "student_id" not in header or unknown:
+            problem = (
+                f"表头 {','.join(header)!r}：" + (f"未知的列 {unknown}" if unknown else "缺少 student_id"),
+                f"the header {','.join(header)!r}: "
+                + (f"unknown columns {unknown}" if unknown else "no student_id"),
+            )
+            raise setting_error(path, 1, problem, header_fix)
+        for row in reader:
+            student = (row["student_id"] or "").strip()
+            if not student or student in roster:
+                problem = (
+                    f"student_id {student!r} 为空或重复",
+                    f"student_id {student!r} is empty or given twice",
+                )
+                fix = ("每个学生一行，id 唯一", "one line per student, each id once")
+                raise setting_error(path, reader.line_num, problem, fix)
+            roster[student] = row
+    return roster
+
+
 def load_policy(path: Path, course: Course) -> Policy:
     """The semester's policy from its TOML file, every setting checked, each student id against the course's
-    roster when it has a valid one (a broken roster is its own error, `lms.read_roster`) (no file: no due dates)."""
+    roster when it has a valid one (a broken roster is its own error, `read_roster`) (no file: no due dates)."""
     if not path.is_file():
         return Policy()
-    from course.grading import lms  # it reads the roster with this module's errors
-
     try:
-        roster = lms.course_roster(course)
+        roster = course_roster(course)
     except SettingError:
         roster = None
     return SemesterFile(path, course, roster).policy()

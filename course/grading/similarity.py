@@ -34,6 +34,7 @@ import numpy as np
 from course import notebooks
 from course.grading import intake
 from course.grading.atomic import replace_csv, replace_text
+from course.grading.lock import grading_lock
 from course.judge.student_code import _string, parsed, scan, solution_sources
 from course.layout import Course
 from course.neutral import visible
@@ -501,8 +502,6 @@ def flag_grades(course: Course, unit: str, earlier: dict[str, list[str]]) -> int
 
 def check(course: Course, folder: Path, units: list[str], threshold: float) -> list[Match]:
     """Compare, report and flag each unit; the matches found."""
-    from course.grading.grade import grading_lock
-
     found = []
     with grading_lock(course):  # grades.csv is not written by a grading run meanwhile
         for unit in units:

@@ -104,7 +104,7 @@ def check_proxy(proxy: Path) -> None:
 
 
 def roster_students(course_dir: Path) -> list[str]:
-    from course.grading.lms import ROSTER_FILE, read_roster
+    from course.grading.semester import ROSTER_FILE, read_roster
 
     path = course_dir / ROSTER_FILE
     if not path.is_file():
