@@ -474,3 +474,35 @@ def test_a_reply_that_lands_while_the_grader_sends_on_the_shell_socket_is_read_a
             grader.close(0)
 
     assert asyncio.run(wait_for_the_reply()) < SHELL_POLL + 5  # not the wait's 30 s
+
+
+def test_a_self_check_whose_error_output_never_came_fails_and_one_that_never_ran_is_not_passed(monkeypatch):
+    """nbclient waits only `iopub_timeout` seconds after a cell's reply for the rest of its outputs (4 by default),
+    then drops them unseen: on a loaded host a visible self-check's error once never arrived, and the check read as
+    passed (a wrong implementation of unit 03 in CI's selftest sample). The grader now keeps each cell's reply: an
+    error reply shows the error whatever became of its output, and a test cell the kernel never reached is neither
+    passed nor failed. A submission cannot claim its kernel died."""
+    import nbformat
+
+    from course.judge import kernel
+
+    def dropping_errors(self, msg, cell, cell_index):  # the error output lost on its way
+        return None if msg["msg_type"] == "error" else original(self, msg, cell, cell_index)
+
+    original = kernel.SandboxedExecute.process_message
+    monkeypatch.setattr(kernel.SandboxedExecute, "process_message", dropping_errors)
+    nb = nbformat.v4.new_notebook(
+        cells=[nbformat.v4.new_code_cell(s) for s in ("print('ok')", "assert 1 == 2, 'no'")]
+    )
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nb.metadata[kernel.KERNEL_DIED] = "claimed by the submission"
+    resources = {"metadata": {}}
+    executor = kernel.SandboxedExecute(timeout=60, allow_errors=True)
+    assert executor.iopub_timeout >= kernel.IOPUB_WAIT
+    executor.preprocess(nb, resources)
+    assert resources[kernel.REPLIES] == {0: "ok", 1: "error"} and kernel.KERNEL_DIED not in nb.metadata
+    assert preprocessor.kernel_summary(nb.cells[0])[0] is True
+    passed, line = preprocessor.kernel_summary(nb.cells[1])
+    assert passed is False and "AssertionError: no" in line
+    never_ran = nbformat.v4.new_code_cell("print('after the kernel died')")
+    assert preprocessor.kernel_summary(never_ran, ran=False)[0] is None

@@ -31,7 +31,7 @@ import utils
 from course.judge import feedback_html, restore, sandbox, triton_stats, units
 from course.judge.child import Child
 from course.judge.core import Unit, judge_cell, seed_for
-from course.judge.kernel import SHARED, STAGES, cell_seconds
+from course.judge.kernel import REPLIES, SHARED, STAGES, cell_seconds
 from course.judge.student_code import module_source, scan
 from utils.messages import bilingual
 
@@ -51,13 +51,16 @@ def run_time_flag(made: list[str]) -> str:
     )
 
 
-def kernel_summary(cell) -> tuple[bool, str]:
-    """(passed, one line) of what the notebook's kernel showed in the test cell (its visible self-check)."""
+def kernel_summary(cell, ran: bool = True) -> tuple[bool | None, str]:
+    """(passed, one line) of what the notebook's kernel showed in the test cell (its visible self-check); None where
+    it never `ran` (a kernel that died before it)."""
     errors = [o for o in cell.get("outputs", []) if o.get("output_type") == "error"]
     if errors:
         return False, bilingual("笔记本中的自检：失败", "self-check in the notebook: failed") + (
             f" ({errors[0].get('ename', '')}: {str(errors[0].get('evalue', ''))[:200]})"
         )
+    if not ran:
+        return None, bilingual("笔记本中的自检：没有运行", "self-check in the notebook: did not run")
     return True, bilingual("笔记本中的自检：通过", "self-check in the notebook: passed")
 
 
@@ -159,13 +162,15 @@ class Judge(NbGraderPreprocessor):
         begun, shared, cache_stages = resources.pop(STARTED, None), resources.pop(SHARED, None), {}
         try:
             if begun is None:
-                summary = judge_notebook(nb, unit, info.get("student", ""), self.salt, self.sandbox)
+                summary = judge_notebook(
+                    nb, unit, info.get("student", ""), self.salt, self.sandbox, replies=resources.get(REPLIES)
+                )
             else:  # the timed cells once the others are judged too: nothing else of this pair runs (`Cell.timed`)
                 beside = begun.result()
                 timed = judge_cells(
                     nb, unit, info.get("student", ""), self.salt, self.sandbox, shared=shared, timed=True
                 )
-                summary = finish(nb, beside.followed_by(timed))
+                summary = finish(nb, beside.followed_by(timed), resources.get(REPLIES))
         finally:
             if shared is not None:  # the judge is done: its children's uid and cache end
                 cache_stages = triton_stats.stages("pair", shared[1])
@@ -208,12 +213,18 @@ class StartJudge(Judge):
 
 
 def judge_notebook(
-    nb, unit: Unit, student: str, salt: str, requested_sandbox: str, parallel_cells: int | None = None
+    nb,
+    unit: Unit,
+    student: str,
+    salt: str,
+    requested_sandbox: str,
+    parallel_cells: int | None = None,
+    replies: dict[int, str] | None = None,
 ) -> dict:
     """Judge the notebook's cells in place, `parallel_cells` at once (default: the unit's choice on a GPU, else
     1); return the summary (scores, seeds, sandbox, flags, and whether each cell's visible self-check passed in
-    the notebook)."""
-    return finish(nb, judge_cells(nb, unit, student, salt, requested_sandbox, parallel_cells))
+    the notebook: `finish`)."""
+    return finish(nb, judge_cells(nb, unit, student, salt, requested_sandbox, parallel_cells), replies)
 
 
 def judge_cells(
@@ -330,19 +341,20 @@ def cell_groups(unit: Unit, cells: list) -> list[list]:
     return list(groups.values())
 
 
-def finish(nb, judged: Judged) -> dict:
+def finish(nb, judged: Judged, replies: dict[int, str] | None = None) -> dict:
     """Write each judged cell's verdict into `nb` (the notebook as its kernel ran it: what the visible self-check
     showed goes into the report, and a self-check that passed there but failed when judged is flagged); return the
-    summary."""
+    summary. `replies`: the kernel's reply status by cell index (`kernel.REPLIES`), where the grader ran `nb`: a
+    test cell without one never ran."""
     summary = {"scores": {}, "seeds": {}, "selfchecks": {}, "cell_seconds": {}, "selfcheck_seconds": {}}
     summary["properties"] = {}  # grade_id -> {property: passed}, of the properties judged here
     reasons = list(judged.reasons)
-    for cell in nb.cells:
+    for index, cell in enumerate(nb.cells):
         grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
         verdict = judged.verdicts.get(grade_id)
         if verdict is None:
             continue
-        kernel_passed, kernel_line = kernel_summary(cell)
+        kernel_passed, kernel_line = kernel_summary(cell, replies is None or index in replies)
         header = f"{kernel_line}\n{bilingual('种子', 'seed')} {verdict['seed']} · sandbox {judged.mechanism}"
         cell.outputs = verdict_outputs(
             f"{header}\n{verdict['report']}", verdict["score"], verdict["points"], judged=verdict["judged"]
