@@ -5,7 +5,7 @@ from pathlib import Path
 import nbformat
 from nbclient import NotebookClient
 
-from course.judge.kernel import SteppedKernelManager
+from course.judge.kernel import IOPUB_WAIT, SteppedKernelManager
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -21,6 +21,7 @@ def execute(notebook: Path, cwd: Path, timeout: int = 600):
         extra_arguments=["--IPKernelApp.log_level=ERROR"],  # ipykernel's TCP warning is not the notebook's
         skip_cells_with_tag="",  # run the demos that grading skips ("skip-execution") too
         kernel_manager_class=SteppedKernelManager,  # a slider cell's reply is not left unread (nbclient#312)
+        iopub_timeout=IOPUB_WAIT,  # a cell's last outputs are not dropped on a busy machine
     )
     client.execute()
     glyphs = missing_glyphs(nb)
@@ -80,6 +81,7 @@ def run_cells(cells: list[str], tmp_path) -> list:
         allow_errors=True,
         resources={"metadata": {"path": str(tmp_path)}},
         extra_arguments=["--IPKernelApp.log_level=ERROR"],
+        iopub_timeout=IOPUB_WAIT,  # `error_of` reads the outputs: none may be dropped on a busy machine
     ).execute()
     return nb.cells
 
