@@ -7,8 +7,9 @@ out as the LMS takes them back.
   assignment's grading worksheet (`--worksheet`, "Download grading worksheet") with `Grade` (the unit's total after
   the late penalty, scaled to the worksheet's `Maximum Grade`) and `Feedback comments` (text made inert: the points
   of every graded cell, the hand-grader's comments, the late penalty, a line each) filled, for "Upload grading
-  worksheet". Moodle's participant ids change with every assignment: the worksheet gives this one's, and its names are matched to the
-  roster as `course import` matches them (course/grading/lms_import.py).
+  worksheet". Moodle's participant ids change with every assignment: the worksheet gives this one's, and its participants are
+  found in the roster as `course import` finds them (course/grading/lms_import.py): by the identity fields it shows,
+  by the full name (which a student may edit) only where it shows none.
 - Canvas (no bulk feedback upload, no comments in its gradebook CSV): `canvas_feedback_<unit>/`, one folder per
   student named by Canvas's download naming (`<lastfirst>_<user id>_feedback/`, the user id the roster's
   `canvas_id`), each page named `<lastfirst>_<user id>_feedback_<page>`, to attach in SpeedGrader.
@@ -19,7 +20,6 @@ an import or an extension since), the export is refused before anything is writt
 
 from __future__ import annotations
 
-import csv
 import html
 import shutil
 import sqlite3
@@ -98,29 +98,17 @@ def summary(
 
 
 def read_worksheet(path: Path) -> tuple[list[str], list[dict[str, str]]]:
-    """The worksheet's header and lines, every line checked (a participant id, a maximum grade)."""
-    if not path.is_file():
-        raise semester.setting_error(path, None, ("文件不存在", "no such file"), WORKSHEET_FIX)
-    with path.open(newline="", encoding="utf-8-sig") as f:
-        reader = csv.DictReader(f)
-        header = list(reader.fieldnames or [])
-        if missing := [column for column in WORKSHEET_COLUMNS if column not in header]:
-            raise semester.setting_error(
-                path, 1, (f"表头缺少 {missing}", f"the header lacks {missing}"), WORKSHEET_FIX
-            )
-        lines = []
-        for line in reader:
-            try:
-                if not lms_times.participant(line).isdigit() or float(line[MAXIMUM]) <= 0:
-                    raise ValueError
-            except (TypeError, ValueError):
-                problem = (
-                    f"{MOODLE_ID} 或 {MAXIMUM} 无法读取",
-                    f"its {MOODLE_ID} or {MAXIMUM} cannot be read",
-                )
-                raise semester.setting_error(path, reader.line_num, problem, WORKSHEET_FIX) from None
-            lines.append(line)
-    return header, lines
+    """The worksheet's header and lines, checked as `lms_times.moodle_sheet` checks them (a participant id each),
+    and a maximum grade each."""
+    header, lines = lms_times.moodle_sheet(path, WORKSHEET_COLUMNS, WORKSHEET_FIX)
+    for number, _, line in lines:
+        try:
+            if float(line[MAXIMUM]) <= 0:
+                raise ValueError
+        except (TypeError, ValueError):
+            problem = (f"{MAXIMUM} 无法读取", f"its {MAXIMUM} cannot be read")
+            raise semester.setting_error(path, number, problem, WORKSHEET_FIX) from None
+    return header, [line for _, _, line in lines]
 
 
 def moodle_folder(name: str, user: str) -> str:
@@ -136,7 +124,19 @@ def write_moodle(
     out and why (a participant the roster does not know, a student with pages not in the worksheet)."""
     header, lines = read_worksheet(worksheet)
     people = [lms_import.Submitter(lms_times.participant(line), line[MOODLE_NAME] or "") for line in lines]
-    lms_import.identify(people, roster, "moodle")
+    identities = None
+    if lms_times.shows_identity(header):  # who each participant is, not the name they may have edited
+        identities = {
+            person.user: lms_times.moodle_identity(line) for person, line in zip(people, lines, strict=True)
+        }
+    else:
+        print(
+            bilingual(
+                f"注意：评分表只有全名。{lms_times.IDENTITY_FIX[0]}",
+                f"note: the worksheet names students by their full name alone; {lms_times.IDENTITY_FIX[1]}",
+            )
+        )
+    lms_import.identify(people, roster, "moodle", identities)
     found, remarks, rates = lms.table(course), hand_comments(course, unit), lms.penalty_rates(course)
     into.mkdir(parents=True, exist_ok=True)
     partial = into / f"feedback_{unit}.zip.partial"

@@ -44,6 +44,11 @@ FIX = {
         f"{MOODLE_ID} and {MOODLE_TIME})",
     ),
 }
+IDENTITY_FIX = (
+    "在 Moodle 的“显示用户身份”设置中加入电子邮件地址或 ID 号，再下载评分工作表：全名可由学生自己修改，不能用来认人",
+    "add the email address or the ID number to Moodle's 'Show user identity' setting and download the grading "
+    "worksheet again: a student may edit their full name, so it cannot tell who they are",
+)
 
 
 def read_times(path: Path, layout: str, zone: dt.tzinfo) -> dict[str, dt.datetime]:
@@ -97,51 +102,58 @@ def moodle_times(path: Path, zone: dt.tzinfo) -> dict[str, dt.datetime]:
 
 
 def moodle_identities(path: Path) -> dict[str, dict[str, str]]:
-    """{participant id: {roster column ("idnumber", "email"): value}} of Moodle's grading worksheet at `path`: who
-    each participant is, by the identity fields it shows (at least one of MOODLE_IDENTITIES)."""
+    """{participant id: its identity (`moodle_identity`)} of Moodle's grading worksheet at `path`, which must show
+    at least one of MOODLE_IDENTITIES."""
     header, lines = moodle_sheet(path)
-    if not MOODLE_IDENTITIES.keys() & set(header):
+    if not shows_identity(header):
         problem = (
             f"表头缺少 {' 或 '.join(MOODLE_IDENTITIES)}",
             f"the header lacks {' or '.join(MOODLE_IDENTITIES)}",
         )
-        fix = (
-            "在 Moodle 的“显示用户身份”设置中加入电子邮件地址或 ID 号，再下载评分工作表：全名可由学生自己修改，不能用来认人",
-            "add the email address or the ID number to Moodle's 'Show user identity' setting and download the "
-            "grading worksheet again: a student may edit their full name, so it cannot tell who they are",
-        )
-        raise semester.setting_error(path, 1, problem, fix)
-    found = {}
-    for _, participant, line in lines:
-        found[participant] = {
-            column: value.strip()
-            for key, column in MOODLE_IDENTITIES.items()
-            if (value := line.get(key) or "").strip() not in ("", "-")
-        }
-    return found
+        raise semester.setting_error(path, 1, problem, IDENTITY_FIX)
+    return {participant: moodle_identity(line) for _, participant, line in lines}
 
 
-def moodle_sheet(path: Path) -> tuple[list[str], list[tuple[int, str, dict[str, str]]]]:
+def shows_identity(header: list[str]) -> bool:
+    """Whether a worksheet's header holds an identity field (Moodle's "Show user identity" lists one)."""
+    return bool(MOODLE_IDENTITIES.keys() & set(header))
+
+
+def moodle_identity(line: dict[str, str]) -> dict[str, str]:
+    """{roster column ("idnumber", "email"): value} of the identity fields a worksheet line gives."""
+    return {
+        column: value.strip()
+        for key, column in MOODLE_IDENTITIES.items()
+        if (value := line.get(key) or "").strip() not in ("", "-")
+    }
+
+
+def moodle_sheet(
+    path: Path, columns: tuple[str, ...] = (MOODLE_ID, MOODLE_TIME), fix: tuple[str, str] = FIX["moodle"]
+) -> tuple[list[str], list[tuple[int, str, dict[str, str]]]]:
     """Moodle's grading worksheet at `path`: its header, and (line number, participant id, line) of each line, the
-    header and every participant checked."""
+    header (it must hold `columns`) and every participant checked; `fix`: how to mend it, said in an error."""
+    if not path.is_file():
+        raise semester.setting_error(path, None, ("文件不存在", "no such file"), fix)
     with path.open(newline="", encoding="utf-8-sig") as f:
         reader = csv.DictReader(f)
         header = reader.fieldnames or []
-        if MOODLE_ID not in header or MOODLE_TIME not in header:
-            problem = (
-                f"表头缺少 {MOODLE_ID} 或 {MOODLE_TIME}",
-                f"the header lacks {MOODLE_ID} or {MOODLE_TIME}",
-            )
-            raise semester.setting_error(path, 1, problem, FIX["moodle"])
+        if missing := [column for column in columns if column not in header]:
+            raise semester.setting_error(path, 1, (f"表头缺少 {missing}", f"the header lacks {missing}"), fix)
         lines = []
         for line in reader:
+            if (
+                None in line
+            ):  # a field beyond the header's: no column to read it by, nor to write it back under
+                problem = ("字段比表头多", "it has more fields than the header")
+                raise semester.setting_error(path, reader.line_num, problem, fix)
             who = participant(line)
             if not who.isdigit():
                 problem = (
                     f"无法读取：{MOODLE_ID} {line[MOODLE_ID]!r}",
                     f"cannot be read: {MOODLE_ID} {line[MOODLE_ID]!r}",
                 )
-                raise semester.setting_error(path, reader.line_num, problem, FIX["moodle"])
+                raise semester.setting_error(path, reader.line_num, problem, fix)
             lines.append((reader.line_num, who, line))
     return header, lines
 
