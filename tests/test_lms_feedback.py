@@ -154,6 +154,10 @@ def test_stale_feedback_is_refused_before_anything_is_written(course, tmp_path):
             "Identifier,Full name,Grade,Maximum Grade,Feedback comments\nParticipant 1,Alice Li,,0,\n",
             "line 2",
         ),
+        (  # blind marking, downloaded by an account that may not see identities: no name, no identity field
+            "Identifier,Grade,Maximum Grade,Feedback comments\nParticipant 3301,,100,\n",
+            "blind marking",
+        ),
         (  # a comma in a name written unquoted: a field more than the header has
             "Identifier,Full name,Grade,Maximum Grade,Feedback comments\nParticipant 1,Li, Alice,,100,\n",
             "it has more fields than the header",

@@ -314,10 +314,18 @@ def test_submission_times_come_from_moodles_grading_worksheet_in_the_semesters_z
         ("times.json", "{not json", "not JSON"),
         ("times.json", '{"submissions": []}', "not a list of submissions"),
         ("times.json", '[{"user_id": 101, "submitted_at": "next friday"}]', "submission number 1"),
+        ("times.json", '[{"anonymous_id": "acJ4Q", "submitted_at": null}]', "anonymous grading hides"),
         ("times.csv", "Identifier,Status\n", "Last modified (submission)"),
         ("times.csv", 'Identifier,"Last modified (submission)"\n"Participant 3301",soon\n', "line 2"),
     ],
-    ids=["canvas-not-json", "canvas-not-a-list", "canvas-bad-time", "moodle-header", "moodle-bad-time"],
+    ids=[
+        "canvas-not-json",
+        "canvas-not-a-list",
+        "canvas-bad-time",
+        "canvas-anonymous",
+        "moodle-header",
+        "moodle-bad-time",
+    ],
 )
 def test_a_malformed_lms_record_is_refused_and_nothing_is_placed(course, tmp_path, name, text, said):
     layout = "canvas" if name.endswith(".json") else "moodle"
@@ -560,3 +568,37 @@ def test_a_moodle_4_team_folder_of_an_unknown_or_ambiguous_group_is_refused(cour
     assert lms_import.main(course, str(download), "01", str(into), None) == 1
     assert "Default group (): " in capsys.readouterr().out
     assert "give the grading worksheet (--times)" in report(into)[0]["result"]
+
+
+def test_moodle_blind_marking_is_imported_through_a_worksheet_that_shows_identities(course, tmp_path):
+    """Under blind marking Moodle names every folder `Participant_<id>_…`; the participant id is the worksheet's,
+    and a worksheet downloaded by an account that may see identities (or after they are revealed) says who each is."""
+    (course.root / "roster.csv").write_text(EMAIL_ROSTER, encoding="utf-8")
+    members = {
+        "Participant_3301_assignsubmission_file/softmax.ipynb": notebook("alice"),
+        "Participant_3302_assignsubmission_file_softmax.ipynb": notebook("bob"),
+    }
+    into = import_with_times(course, tmp_path, members, str(LMS_RECORDS / "moodle_worksheet.csv"))
+    assert (marker_of(into, "alice"), marker_of(into, "bob")) == ("alice", "bob")
+
+
+def test_moodle_blind_marking_without_identities_is_refused_saying_what_to_do(course, tmp_path):
+    """Without identities (no worksheet, or the one Moodle gives an account that may not see them: `Identifier`
+    alone) a blind-marked participant cannot be placed: refused, saying how to get a worksheet that tells (before:
+    "unknown student: no roster line has this name")."""
+    (course.root / "roster.csv").write_text(EMAIL_ROSTER, encoding="utf-8")
+    download = make_zip(
+        tmp_path / "d.zip", {"Participant_3301_assignsubmission_file/softmax.ipynb": notebook("alice")}
+    )
+    into = tmp_path / "uploads"
+    assert lms_import.main(course, str(download), "01", str(into), None) == 1
+    (line,) = report(into)
+    assert (
+        "blind marking" in line["result"] and "viewblinddetails" in line["result"] and not line["student_id"]
+    )
+    worksheet = tmp_path / "blind.csv"
+    worksheet.write_text('Identifier,Status,"Last modified (submission)"\n"Participant 3301",Submitted,-\n')
+    shutil.rmtree(into)
+    with pytest.raises(semester.SettingError, match="blind marking.*viewblinddetails"):
+        lms_import.main(course, str(download), "01", str(into), None, "auto", str(worksheet))
+    assert not into.exists()

@@ -37,7 +37,7 @@ from utils.messages import bilingual
 LMSS = ("canvas", "moodle")
 MOODLE_ID, MOODLE_NAME = lms_times.MOODLE_ID, lms_times.MOODLE_NAME
 GRADE, MAXIMUM, COMMENTS = "Grade", "Maximum Grade", "Feedback comments"
-WORKSHEET_COLUMNS = (MOODLE_ID, MOODLE_NAME, GRADE, MAXIMUM, COMMENTS)
+WORKSHEET_COLUMNS = (MOODLE_ID, GRADE, MAXIMUM, COMMENTS)  # and the full name or an identity field
 WORKSHEET_FIX = (
     f"给出这次作业的 Moodle 评分表（“下载评分工作表”，含 {', '.join(WORKSHEET_COLUMNS)} 列；在作业设置中打开反馈评语）",
     f"give this assignment's Moodle grading worksheet ('Download grading worksheet', with the columns "
@@ -99,8 +99,15 @@ def summary(
 
 def read_worksheet(path: Path) -> tuple[list[str], list[dict[str, str]]]:
     """The worksheet's header and lines, checked as `lms_times.moodle_sheet` checks them (a participant id each),
-    and a maximum grade each."""
+    and a maximum grade each, and something to tell the participants by (a full name or an identity field)."""
     header, lines = lms_times.moodle_sheet(path, WORKSHEET_COLUMNS, WORKSHEET_FIX)
+    if MOODLE_NAME not in header and not lms_times.shows_identity(header):
+        problem = (
+            "表头既没有全名也没有身份字段（Moodle 的匿名评分对看不到身份的账户隐藏两者）",
+            "the header names no one, neither the full name nor an identity field (Moodle's blind marking hides "
+            "both from an account that may not see identities)",
+        )
+        raise semester.setting_error(path, 1, problem, lms_times.IDENTITY_FIX)
     for number, _, line in lines:
         try:
             if float(line[MAXIMUM]) <= 0:
@@ -123,7 +130,9 @@ def write_moodle(
     """`feedback_<unit>.zip` and `worksheet_<unit>.csv`: how many students' feedback it holds, and who was left
     out and why (a participant the roster does not know, a student with pages not in the worksheet)."""
     header, lines = read_worksheet(worksheet)
-    people = [lms_import.Submitter(lms_times.participant(line), line[MOODLE_NAME] or "") for line in lines]
+    people = [
+        lms_import.Submitter(lms_times.participant(line), line.get(MOODLE_NAME) or "") for line in lines
+    ]
     identities = None
     if lms_times.shows_identity(header):  # who each participant is, not the name they may have edited
         identities = {

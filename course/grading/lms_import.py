@@ -12,7 +12,9 @@ one renamed as a classmate would be placed as them. Without the worksheet, a Moo
 a name read as two roster names, or read as one but written otherwise (a no-break space, the Kelvin sign: how a
 classmate poses as another), is refused naming them. A file whose LMS added a `-1` to its name, or the one notebook
 of a one-notebook unit under another name, takes the unit's notebook name; of several files taking one name (handed
-in again: `-1`, `-2`), the last is placed and the others are listed in the report.
+in again: `-1`, `-2`), the last is placed and the others are listed in the report. Under Moodle's blind marking
+(`Participant_<id>_…`) only a worksheet showing identities says who is who; without one, each is refused saying how
+to get it.
 
 A group assignment's download holds one submission per group (Canvas: under the name of the member who handed
 it in; Moodle 4.1+: a folder `<group name>_<group id>_…`, `Default group_…` for those in none; before 4.1:
@@ -56,6 +58,7 @@ MOODLE = re.compile(
 # Moodle's mark between a name and a file; twice in a member's first part, a student's name (which Moodle may let
 # them edit) or file name holds it, and the member might parse as another participant's: it is left out.
 MOODLE_MARK = re.compile(r"_\d+_assignsubmission_")
+BLIND_NAME = "participant"  # Moodle's name of every participant under blind marking (`Participant_<id>_…`)
 LAYOUTS = ("canvas", "moodle")
 REPORT_COLUMNS = ["lms_user", "lms_name", "student_id", "unit", "files", "late", "submitted_at", "result"]
 
@@ -272,6 +275,11 @@ def moodle_match(name: str, candidates: list[str], roster: dict[str, dict[str, s
     """(the student, "") a Moodle name is, or ("", why not): the roster names it reads as, when not exactly one,
     or the one it reads as but is written otherwise (the roster may give the name as the LMS writes it)."""
     named = ", ".join(f"{student} ({written(roster[student])})" for student in candidates)
+    if as_read(name) == BLIND_NAME:
+        return "", bilingual(
+            f"Moodle 的匿名评分隐藏了此参与者是谁：{lms_times.IDENTITY_FIX[0]}",
+            f"Moodle's blind marking hides who this participant is: {lms_times.IDENTITY_FIX[1]}",
+        )
     if not candidates:
         return "", bilingual("未知学生：名单中没有这个名字", "unknown student: no roster line has this name")
     if len(candidates) > 1:

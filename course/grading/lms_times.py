@@ -2,7 +2,8 @@
 
 - Canvas: the submissions JSON of its REST API (`GET /api/v1/courses/<course>/assignments/<assignment>/submissions`,
   saved to a file): a list of submissions, each with `user_id` and `submitted_at` (ISO 8601 in UTC; null when the
-  student handed nothing in).
+  student handed nothing in). Under anonymous grading it gives `anonymous_id` instead of `user_id` until the grades
+  are posted: refused, saying so.
 - Moodle: the assignment's grading worksheet ("Download grading worksheet", a CSV): `Identifier` ("Participant 3301")
   and `Last modified (submission)` ("Friday, 6 March 2026, 11:59 PM", or "-" for none), written in the time zone of
   the Moodle profile that downloaded it, without an offset: it is read in the semester's zone (`semester.toml`'s
@@ -44,10 +45,25 @@ FIX = {
         f"{MOODLE_ID} and {MOODLE_TIME})",
     ),
 }
+ANONYMOUS = (
+    "Canvas 的匿名评分在成绩发布之前隐藏用户 id（只有 anonymous_id），无法知道谁交了什么",
+    "Canvas's anonymous grading hides user ids (anonymous_id alone) until the grades are posted: who handed in what "
+    "cannot be known",
+)
+ANONYMOUS_FIX = (
+    "在 Canvas 中发布这次作业的成绩（发布后显示姓名；没有录入成绩时学生看不到新内容）或关闭匿名评分，再取 submissions JSON；"
+    "要让这里的评分人看不到姓名，用 course handgrade export --anonymous",
+    "post the assignment's grades in Canvas (names show once posted; with no grade entered, students see nothing "
+    "new) or turn anonymous grading off, then fetch the submissions JSON again; to keep graders here blind, use "
+    "course handgrade export --anonymous",
+)
 IDENTITY_FIX = (
-    "在 Moodle 的“显示用户身份”设置中加入电子邮件地址或 ID 号，再下载评分工作表：全名可由学生自己修改，不能用来认人",
-    "add the email address or the ID number to Moodle's 'Show user identity' setting and download the grading "
-    "worksheet again: a student may edit their full name, so it cannot tell who they are",
+    "给出显示电子邮件地址或 ID 号的评分工作表（Moodle 的“显示用户身份”设置；匿名评分时，用能看到身份的账户下载——"
+    "mod/assign:viewblinddetails 权限，如管理员——或在“显示学生身份”之后下载）：全名可由学生自己修改，不能用来认人",
+    "give the grading worksheet with the email address or the ID number shown (Moodle's 'Show user identity' "
+    "setting; under blind marking, downloaded by an account that may see identities, mod/assign:viewblinddetails, "
+    "e.g. a manager's, or after 'Reveal student identities'): a student may edit their full name, so it cannot tell "
+    "who they are",
 )
 
 
@@ -75,6 +91,8 @@ def canvas_records(path: Path) -> list:
 def canvas_times(path: Path) -> dict[str, dt.datetime]:
     times = {}
     for number, submission in enumerate(canvas_records(path), start=1):
+        if isinstance(submission, dict) and "anonymous_id" in submission and "user_id" not in submission:
+            raise semester.setting_error(path, None, ANONYMOUS, ANONYMOUS_FIX)
         try:
             user, when = str(submission["user_id"]), submission["submitted_at"]
             if when is not None:
