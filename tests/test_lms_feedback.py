@@ -253,3 +253,23 @@ def renamed_classmate_worksheet(tmp_path: Path, lines: list[list[str]] | None = 
     with worksheet.open("w", newline="", encoding="utf-8") as f:
         csv.writer(f).writerows([*lines, [mallory.get(column, "") for column in lines[0]]])
     return worksheet
+
+
+def test_a_team_assignments_worksheet_gets_grades_and_comments_but_no_feedback_zip(course, tmp_path, capsys):
+    """A team assignment's worksheet (its `Group` column): Moodle 4.1+ names a team's download folder by its group
+    id, and its feedback-zip import (importziplib.php, get_participant_mapping) may read a folder's number as a group
+    id there, so a page in a folder named by Bob's participant id could reach another group's students. No zip is
+    written (one from an earlier export removed); the worksheet's grades and comments are, per participant."""
+    into = tmp_path / "out"
+    into.mkdir()
+    (into / f"feedback_{UNIT}.zip").write_bytes(b"an earlier export's")
+    worksheet = WORKSHEET.parent / "moodle_group_worksheet.csv"
+    lms_feedback.main(course, "moodle", "01", into, course.root / "roster.csv", worksheet)
+    out = capsys.readouterr().out
+    assert "team assignment" in out and "no feedback zip" in out
+    assert sorted(p.name for p in into.iterdir()) == [f"worksheet_{UNIT}.csv"]
+    lines = worksheet_lines(into / f"worksheet_{UNIT}.csv")
+    assert (
+        lines["Participant 3301"]["Grade"] == "37.50"
+        and "late penalty: 10%" in lines["Participant 3301"]["Feedback comments"]
+    )

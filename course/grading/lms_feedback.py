@@ -9,7 +9,7 @@ out as the LMS takes them back.
   of every graded cell, the hand-grader's comments, the late penalty, a line each) filled, for "Upload grading
   worksheet". Moodle's participant ids change with every assignment: the worksheet gives this one's, and its participants are
   found in the roster as `course import` finds them (course/grading/lms_import.py): by the identity fields it shows,
-  by the full name (which a student may edit) only where it shows none.
+  by the full name (which a student may edit) only where it shows none. A team assignment's worksheet gets no zip (`TEAM_ZIP`).
 - Canvas (no bulk feedback upload, no comments in its gradebook CSV): `canvas_feedback_<unit>/`, one folder per
   student named by Canvas's download naming (`<lastfirst>_<user id>_feedback/`, the user id the roster's
   `canvas_id`), each page named `<lastfirst>_<user id>_feedback_<page>`, to attach in SpeedGrader.
@@ -42,6 +42,17 @@ WORKSHEET_FIX = (
     f"给出这次作业的 Moodle 评分表（“下载评分工作表”，含 {', '.join(WORKSHEET_COLUMNS)} 列；在作业设置中打开反馈评语）",
     f"give this assignment's Moodle grading worksheet ('Download grading worksheet', with the columns "
     f"{', '.join(WORKSHEET_COLUMNS)}; turn on Feedback comments in the assignment's settings)",
+)
+
+# Moodle 4.1+ names a team submission's download folder by its group id, and a version of its feedback-zip import
+# (mod/assign/feedback/file/importziplib.php, get_participant_mapping) reads a folder's number as a group id in a
+# team assignment: a page in a folder named by a participant id could reach another group's students.
+TEAM_ZIP = (
+    "小组作业：不写反馈 zip（Moodle 4.1 起可能把文件夹中的数字当作小组 id，页面可能发给别的小组）；成绩和评语在评分表中，"
+    "反馈页请在评分界面逐个附上",
+    "a team assignment: no feedback zip is written (Moodle 4.1+ may read a folder's number as a group id, and a page "
+    "could reach another group); grades and comments are in the worksheet, attach the pages one by one in the "
+    "grader",
 )
 
 
@@ -148,11 +159,12 @@ def write_moodle(
     lms_import.identify(people, roster, "moodle", identities)
     found, remarks, rates = lms.table(course), hand_comments(course, unit), lms.penalty_rates(course)
     into.mkdir(parents=True, exist_ok=True)
-    partial = into / f"feedback_{unit}.zip.partial"
+    team = lms_times.MOODLE_GROUP in header  # a team assignment: no zip (TEAM_ZIP)
+    partial, target = into / f"feedback_{unit}.zip.partial", into / f"feedback_{unit}.zip"
     with zipfile.ZipFile(partial, "w", zipfile.ZIP_DEFLATED) as archive:
         for line, person in zip(lines, people, strict=True):
             if not person.result and person.student in pages and unit in found.totals.get(person.student, {}):
-                for page in pages[person.student]:
+                for page in [] if team else pages[person.student]:
                     archive.write(page, f"{moodle_folder(person.name, person.user)}/{page.name}")
                 total = found.totals[person.student][unit] / found.possible(unit) * float(line[MAXIMUM])
                 line[GRADE] = f"{total:.2f}"
@@ -162,7 +174,12 @@ def write_moodle(
                 if key in line:
                     line[key] = neutral.cell(line[key] or "")
     replace_csv(into / f"worksheet_{unit}.csv", header, lines)  # Moodle reads UTF-8, a BOM or not
-    partial.replace(into / f"feedback_{unit}.zip")
+    if team:
+        partial.unlink()
+        target.unlink(missing_ok=True)  # an earlier export's, not to be taken for this one's
+        print(bilingual(*TEAM_ZIP))
+    else:
+        partial.replace(target)
     placed = {p.student for p in people if not p.result and p.student in pages}
     ours = [c.name for c in found.columns if c.unit == unit]
     if waiting := sorted(s for s in placed if any(found.cells[s].get(name) is None for name in ours)):
@@ -233,7 +250,9 @@ def main(
         pages = current_pages(course, unit)
         if lms_name == "moodle":
             count, left_out = write_moodle(course, unit, into, roster, worksheet, pages)
-            written = [into / f"feedback_{unit}.zip", into / f"worksheet_{unit}.csv"]
+            written = [
+                p for p in (into / f"feedback_{unit}.zip", into / f"worksheet_{unit}.csv") if p.exists()
+            ]
         else:
             count, left_out = write_canvas(unit, into, roster, pages)
             written = [into / f"canvas_feedback_{unit}"]
