@@ -503,14 +503,18 @@ def marker_of(into: Path, student: str) -> str:
     return json.loads((into / student / UNIT / "softmax.ipynb").read_text())["metadata"]["marker"]
 
 
-def test_a_moodle_4_download_names_folders_without_the_last_underscore(course, tmp_path):
+@pytest.mark.parametrize(
+    "names", [("Alice Li", "Bob Wang"), ("Participant", "Participant")], ids=["by-name", "blind-marking"]
+)
+def test_a_moodle_4_download_names_folders_without_the_last_underscore(course, tmp_path, names):
     """Moodle 4.1+ (mod/assign/classes/downloader.php) names a student's folder `<Full Name>_<id>_assignsubmission_
-    file/`, without the `_` before the slash of earlier versions; before, every member was left out as in neither
-    layout."""
+    file/`, without the `_` before the slash of earlier versions (before, every member was left out as in neither
+    layout); under blind marking, `Participant_<id>_…`, the id the worksheet's: a worksheet downloaded by an account
+    that may see identities (or after they are revealed) says who each is."""
     (course.root / "roster.csv").write_text(EMAIL_ROSTER, encoding="utf-8")
     members = {
-        "Alice Li_3301_assignsubmission_file/softmax.ipynb": notebook("alice"),
-        "Bob Wang_3302_assignsubmission_file/softmax.ipynb": notebook("bob"),
+        f"{names[0]}_3301_assignsubmission_file/softmax.ipynb": notebook("alice"),
+        f"{names[1]}_3302_assignsubmission_file_softmax.ipynb": notebook("bob"),  # unfolded, as before 4.1
     }
     into = import_with_times(course, tmp_path, members, str(LMS_RECORDS / "moodle_worksheet.csv"))
     assert (marker_of(into, "alice"), marker_of(into, "bob")) == ("alice", "bob")
@@ -524,9 +528,7 @@ def test_a_moodle_4_team_folder_is_placed_for_every_member_of_its_group(course, 
     (course.root / "roster.csv").write_text(EMAIL_ROSTER, encoding="utf-8")
     members = {
         "Team A_5101_assignsubmission_file/softmax.ipynb": notebook("team A"),
-        "Team B_5102_assignsubmission_file_softmax.ipynb": notebook(
-            "team B"
-        ),  # unfolded; the group is Team_B
+        "Team B_5102_assignsubmission_file_softmax.ipynb": notebook("team B"),  # unfolded; group Team_B
         "Default group_assignsubmission_file/softmax.ipynb": notebook("no group"),
     }
     into = import_with_times(course, tmp_path, members, str(LMS_RECORDS / "moodle4_team_worksheet.csv"))
@@ -568,18 +570,6 @@ def test_a_moodle_4_team_folder_of_an_unknown_or_ambiguous_group_is_refused(cour
     assert lms_import.main(course, str(download), "01", str(into), None) == 1
     assert "Default group (): " in capsys.readouterr().out
     assert "give the grading worksheet (--times)" in report(into)[0]["result"]
-
-
-def test_moodle_blind_marking_is_imported_through_a_worksheet_that_shows_identities(course, tmp_path):
-    """Under blind marking Moodle names every folder `Participant_<id>_…`; the participant id is the worksheet's,
-    and a worksheet downloaded by an account that may see identities (or after they are revealed) says who each is."""
-    (course.root / "roster.csv").write_text(EMAIL_ROSTER, encoding="utf-8")
-    members = {
-        "Participant_3301_assignsubmission_file/softmax.ipynb": notebook("alice"),
-        "Participant_3302_assignsubmission_file_softmax.ipynb": notebook("bob"),
-    }
-    into = import_with_times(course, tmp_path, members, str(LMS_RECORDS / "moodle_worksheet.csv"))
-    assert (marker_of(into, "alice"), marker_of(into, "bob")) == ("alice", "bob")
 
 
 def test_moodle_blind_marking_without_identities_is_refused_saying_what_to_do(course, tmp_path):
