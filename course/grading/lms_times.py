@@ -91,7 +91,11 @@ def canvas_records(path: Path) -> list:
 def canvas_times(path: Path) -> dict[str, dt.datetime]:
     times = {}
     for number, submission in enumerate(canvas_records(path), start=1):
-        if isinstance(submission, dict) and "anonymous_id" in submission and "user_id" not in submission:
+        if (
+            isinstance(submission, dict)
+            and "anonymous_id" in submission
+            and submission.get("user_id") is None
+        ):
             raise semester.setting_error(path, None, ANONYMOUS, ANONYMOUS_FIX)
         try:
             user, when = str(submission["user_id"]), submission["submitted_at"]
