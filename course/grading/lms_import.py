@@ -2,12 +2,13 @@
 `FOLDER/<student>/<unit>/<notebook>.ipynb`, the class folder `course grade` takes.
 
 Canvas's "Download Submissions" names each file `<lastfirst>_<user id>_<submission id>_<file>` (`<lastfirst>_LATE_…`
-for a late one, in any case); Moodle's "Download all submissions" names a folder `<Full Name>_<participant id>_assignsubmission_
-file/` per student (`…_file_/` before Moodle 4.1; or, unfolded, prefixes each file with `…_file_`). The roster (`roster.csv`, see course/grading/lms.py)
-says who is who: Canvas's user id is its `canvas_id`; Moodle's participant id changes with every assignment, so a
-Moodle student is found through the assignment's grading worksheet (`--times`), whose identity fields (`ID number`,
-`Email address`) are matched with the roster's `idnumber` and `email`: the full name is the student's to edit, and
-one renamed as a classmate would be placed as them. Without the worksheet, a Moodle student is found by the roster's
+for a late one, in any case); Moodle's "Download all submissions" names a folder
+`<Full Name>_<participant id>_assignsubmission_file/` per student (`…_file_/` before Moodle 4.1; or, unfolded,
+prefixes each file with `…_file_`). The roster (`roster.csv`, see course/grading/lms.py) says who is who: Canvas's
+user id is its `canvas_id`; Moodle's participant id changes with every assignment, so a Moodle student is found
+through the assignment's grading worksheet (`--times`), whose identity fields (`ID number`, `Email address`) are
+matched with the roster's `idnumber` and `email`: the full name is the student's to edit, and one renamed as a
+classmate would be placed as them. Without the worksheet, a Moodle student is found by the roster's
 `name` as people read it (NFKC, case, spaces, zero-width characters):
 a name read as two roster names, or read as one but written otherwise (a no-break space, the Kelvin sign: how a
 classmate poses as another), is refused naming them. A file whose LMS added a `-1` to its name, or the one notebook

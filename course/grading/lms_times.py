@@ -164,9 +164,8 @@ def moodle_sheet(
             raise semester.setting_error(path, 1, (f"表头缺少 {missing}", f"the header lacks {missing}"), fix)
         lines = []
         for line in reader:
-            if (
-                None in line
-            ):  # a field beyond the header's: no column to read it by, nor to write it back under
+            # A field beyond the header's has no column to read it by, nor to be written back under.
+            if None in line:
                 problem = ("字段比表头多", "it has more fields than the header")
                 raise semester.setting_error(path, reader.line_num, problem, fix)
             who = participant(line)
