@@ -20,7 +20,10 @@ from course.grading import feedback_inputs, gradebook_db, lms_feedback, semester
 from course.grading.lock import grading_lock
 
 WORKSHEET = Path(__file__).resolve().parent / "fixtures" / "lms" / "moodle_worksheet.csv"  # made-up students
-ROSTER = "student_id,name,canvas_id\nalice,Alice Li,101\nbob,Bob Wang,102\ncarol,Chen Jing,\n"
+ROSTER = (
+    "student_id,name,canvas_id,email\nalice,Alice Li,101,alice@uni.example.edu\nbob,Bob Wang,102,bob@uni.example.edu\n"
+    "carol,Chen Jing,,chen.jing@uni.example.edu\n"
+)
 SUBMITTED = "2026-03-07T10:00:00+00:00"  # a day late: due 2026-03-06T23:59 UTC, 10% a day
 SEMESTER = '[late]\npenalty_per_day = 0.1\n[due]\n"01" = 2026-03-06T23:59:00\n'
 GRADES_COLUMNS = ["student_id", "unit", "score", "submitted_at", "late", "late_by", "penalty_rate", "penalty"]
@@ -151,6 +154,14 @@ def test_stale_feedback_is_refused_before_anything_is_written(course, tmp_path):
             "Identifier,Full name,Grade,Maximum Grade,Feedback comments\nParticipant 1,Alice Li,,0,\n",
             "line 2",
         ),
+        (  # blind marking, downloaded by an account that may not see identities: no name, no identity field
+            "Identifier,Grade,Maximum Grade,Feedback comments\nParticipant 3301,,100,\n",
+            "blind marking",
+        ),
+        (  # a comma in a name written unquoted: a field more than the header has
+            "Identifier,Full name,Grade,Maximum Grade,Feedback comments\nParticipant 1,Li, Alice,,100,\n",
+            "it has more fields than the header",
+        ),
     ],
 )
 def test_a_bad_worksheet_is_refused_and_nothing_is_written(course, tmp_path, text, said):
@@ -176,27 +187,89 @@ def test_moodle_folder_names_hold_no_separator_of_their_own():
     ).startswith("Participant_7_")
 
 
-def test_a_participant_renamed_as_a_classmate_gets_neither_their_feedback_nor_their_grade(
+def test_a_participant_renamed_as_a_classmate_leaves_the_classmates_feedback_where_it_belongs(
     course, tmp_path, capsys
 ):
-    """Attack (it failed before: both folders held Bob's page, as the refused participants kept his id): Moodle
-    may let a student edit their name. The worksheet lists every participant, so one renamed "Bob Wang"
-    reads as the same roster student as Bob: both are refused, none guessed, and Bob's page and grade go to no one
-    (he is named, to be given his feedback by hand)."""
-    worksheet = tmp_path / "worksheet.csv"
-    text = WORKSHEET.read_text(encoding="utf-8-sig")
-    worksheet.write_text(
-        text
-        + '"Participant 3309","Bob Wang",mallory@uni.example.edu,"Submitted for grading",,100.00,Yes,-,-,\n',
+    """Attack (it failed before: matched by the full name alone, Bob and Mallory read as one student and both were
+    refused, so Mallory's renaming kept Bob from his feedback): Moodle may let a student edit their name. Mallory
+    (participant 3309) renames herself "Bob Wang"; the worksheet's email addresses say who is who: Bob's page and
+    grade go to participant 3302, and Mallory, who handed nothing in, gets nothing."""
+    roster = tmp_path / "roster.csv"
+    roster.write_text(
+        "student_id,name,email\nalice,Alice Li,alice@uni.example.edu\nbob,Bob Wang,bob@uni.example.edu\n"
+        "carol,Chen Jing,chen.jing@uni.example.edu\nmallory,Mallory Ng,mallory@uni.example.edu\n",
         encoding="utf-8",
     )
+    worksheet = renamed_classmate_worksheet(tmp_path)
+    into = tmp_path / "out"
+    assert (
+        lms_feedback.main(course, "moodle", "01", into, roster, worksheet) == 1
+    )  # Zhang Wei: not in the roster
+    out = capsys.readouterr().out
+    assert "map to the student bob" not in out and "Bob Wang (3309)" not in out
+    with zipfile.ZipFile(into / f"feedback_{UNIT}.zip") as archive:
+        assert [name for name in archive.namelist() if "Bob Wang" in name] == [
+            f"Bob Wang_3302_assignsubmission_file_/{NB}.html"
+        ]
+        assert archive.read(f"Bob Wang_3302_assignsubmission_file_/{NB}.html") == b"<p>feedback of bob</p>"
+    lines = worksheet_lines(into / f"worksheet_{UNIT}.csv")
+    assert lines["Participant 3302"]["Grade"] == "22.50" and lines["Participant 3309"]["Grade"] == ""
+    assert lines["Participant 3309"]["Feedback comments"] == ""
+
+
+def test_without_identity_fields_a_renamed_participant_blocks_the_classmate_and_is_named(
+    course, tmp_path, capsys
+):
+    """A worksheet downloaded without the email address or ID number (Moodle's "Show user identity"): names are all
+    there is, so the two participants reading as Bob are both refused, none guessed, and the export says how to
+    find students by their identity instead."""
+    with WORKSHEET.open(newline="", encoding="utf-8-sig") as f:
+        lines = [line[:2] + line[3:] for line in csv.reader(f)]  # the Email address column left out
+    worksheet = renamed_classmate_worksheet(tmp_path, lines)
     into = tmp_path / "out"
     assert lms_feedback.main(course, "moodle", "01", into, course.root / "roster.csv", worksheet) == 1
     out = capsys.readouterr().out
     assert "Bob Wang (3302): " in out and "Bob Wang (3309): " in out and "map to the student bob" in out
-    assert "not in the worksheet" not in out
+    assert "Show user identity" in out
     with zipfile.ZipFile(into / f"feedback_{UNIT}.zip") as archive:
         assert not [name for name in archive.namelist() if "Bob Wang" in name]
     lines = worksheet_lines(into / f"worksheet_{UNIT}.csv")
     assert lines["Participant 3309"]["Grade"] == lines["Participant 3302"]["Grade"] == ""
-    assert lines["Participant 3309"]["Feedback comments"] == ""
+
+
+def renamed_classmate_worksheet(tmp_path: Path, lines: list[list[str]] | None = None) -> Path:
+    """Moodle's worksheet (`lines`, else the fixture's) with Mallory's line added: participant 3309, renamed "Bob
+    Wang", her email address in its column if it has one."""
+    if lines is None:
+        with WORKSHEET.open(newline="", encoding="utf-8-sig") as f:
+            lines = list(csv.reader(f))
+    mallory = {
+        "Identifier": "Participant 3309",
+        "Full name": "Bob Wang",
+        "Email address": "mallory@uni.example.edu",
+    }
+    mallory |= {"Maximum Grade": "100.00"}
+    worksheet = tmp_path / "worksheet.csv"
+    with worksheet.open("w", newline="", encoding="utf-8") as f:
+        csv.writer(f).writerows([*lines, [mallory.get(column, "") for column in lines[0]]])
+    return worksheet
+
+
+def test_a_team_assignments_worksheet_gets_grades_and_comments_but_no_feedback_zip(course, tmp_path, capsys):
+    """A team assignment's worksheet (its `Group` column): Moodle 4.1+ names a team's download folder by its group
+    id, and its feedback-zip import (importziplib.php, get_participant_mapping) may read a folder's number as a group
+    id there, so a page in a folder named by Bob's participant id could reach another group's students. No zip is
+    written (one from an earlier export removed); the worksheet's grades and comments are, per participant."""
+    into = tmp_path / "out"
+    into.mkdir()
+    (into / f"feedback_{UNIT}.zip").write_bytes(b"an earlier export's")
+    worksheet = WORKSHEET.parent / "moodle_group_worksheet.csv"
+    lms_feedback.main(course, "moodle", "01", into, course.root / "roster.csv", worksheet)
+    out = capsys.readouterr().out
+    assert "team assignment" in out and "no feedback zip" in out
+    assert sorted(p.name for p in into.iterdir()) == [f"worksheet_{UNIT}.csv"]
+    lines = worksheet_lines(into / f"worksheet_{UNIT}.csv")
+    assert (
+        lines["Participant 3301"]["Grade"] == "37.50"
+        and "late penalty: 10%" in lines["Participant 3301"]["Feedback comments"]
+    )

@@ -314,10 +314,18 @@ def test_submission_times_come_from_moodles_grading_worksheet_in_the_semesters_z
         ("times.json", "{not json", "not JSON"),
         ("times.json", '{"submissions": []}', "not a list of submissions"),
         ("times.json", '[{"user_id": 101, "submitted_at": "next friday"}]', "submission number 1"),
+        ("times.json", '[{"anonymous_id": "acJ4Q", "submitted_at": null}]', "anonymous grading hides"),
         ("times.csv", "Identifier,Status\n", "Last modified (submission)"),
         ("times.csv", 'Identifier,"Last modified (submission)"\n"Participant 3301",soon\n', "line 2"),
     ],
-    ids=["canvas-not-json", "canvas-not-a-list", "canvas-bad-time", "moodle-header", "moodle-bad-time"],
+    ids=[
+        "canvas-not-json",
+        "canvas-not-a-list",
+        "canvas-bad-time",
+        "canvas-anonymous",
+        "moodle-header",
+        "moodle-bad-time",
+    ],
 )
 def test_a_malformed_lms_record_is_refused_and_nothing_is_placed(course, tmp_path, name, text, said):
     layout = "canvas" if name.endswith(".json") else "moodle"
@@ -483,3 +491,104 @@ def test_moodle_identities_in_the_worksheet_must_name_one_roster_student(course,
     assert not into.exists()
     lms_import.main(course, str(download), "01", str(into), None, "auto", None)
     assert "found by their full name, which a student may edit" in capsys.readouterr().out
+
+
+EMAIL_ROSTER = (
+    "student_id,name,email\nalice,Alice Li,alice@uni.example.edu\nbob,Bob Wang,bob@uni.example.edu\n"
+    "carol,Chen Jing,chen.jing@uni.example.edu\nzhang,Zhang Wei,zhang.wei@uni.example.edu\n"
+)
+
+
+def marker_of(into: Path, student: str) -> str:
+    return json.loads((into / student / UNIT / "softmax.ipynb").read_text())["metadata"]["marker"]
+
+
+@pytest.mark.parametrize(
+    "names", [("Alice Li", "Bob Wang"), ("Participant", "Participant")], ids=["by-name", "blind-marking"]
+)
+def test_a_moodle_4_download_names_folders_without_the_last_underscore(course, tmp_path, names):
+    """Moodle 4.1+ (mod/assign/classes/downloader.php) names a student's folder `<Full Name>_<id>_assignsubmission_
+    file/`, without the `_` before the slash of earlier versions (before, every member was left out as in neither
+    layout); under blind marking, `Participant_<id>_…`, the id the worksheet's: a worksheet downloaded by an account
+    that may see identities (or after they are revealed) says who each is."""
+    (course.root / "roster.csv").write_text(EMAIL_ROSTER, encoding="utf-8")
+    members = {
+        f"{names[0]}_3301_assignsubmission_file/softmax.ipynb": notebook("alice"),
+        f"{names[1]}_3302_assignsubmission_file_softmax.ipynb": notebook("bob"),  # unfolded, as before 4.1
+    }
+    into = import_with_times(course, tmp_path, members, str(LMS_RECORDS / "moodle_worksheet.csv"))
+    assert (marker_of(into, "alice"), marker_of(into, "bob")) == ("alice", "bob")
+
+
+def test_a_moodle_4_team_folder_is_placed_for_every_member_of_its_group(course, tmp_path):
+    """Moodle 4.1+ names a team submission's folder by its group, `<group name>_<group id>` (the name's `_` a
+    space), and `Default group` (no id) for those in no group (downloader.php, get_student_prefix): the worksheet's
+    `Group` column names the members, each given the group's notebooks and their own time. Before: "Team A" was
+    looked up as a student's name, the default group's folder left out."""
+    (course.root / "roster.csv").write_text(EMAIL_ROSTER, encoding="utf-8")
+    members = {
+        "Team A_5101_assignsubmission_file/softmax.ipynb": notebook("team A"),
+        "Team B_5102_assignsubmission_file_softmax.ipynb": notebook("team B"),  # unfolded; group Team_B
+        "Default group_assignsubmission_file/softmax.ipynb": notebook("no group"),
+    }
+    into = import_with_times(course, tmp_path, members, str(LMS_RECORDS / "moodle4_team_worksheet.csv"))
+    placed = {student: marker_of(into, student) for student in ("alice", "bob", "carol", "zhang")}
+    assert placed == {"alice": "team A", "bob": "team A", "carol": "team B", "zhang": "no group"}
+    lines = {line["lms_user"]: line for line in report(into)}
+    assert (
+        lines["3302"]["student_id"] == "bob"
+        and "group Team A, Moodle's folder Team A_5101" in lines["3302"]["result"]
+    )
+    assert timestamps(into)["carol"] == "2026-03-07T03:03:00+00:00" != timestamps(into)["alice"]
+
+
+def test_a_moodle_4_team_folder_of_an_unknown_or_ambiguous_group_is_refused(course, tmp_path, capsys):
+    """A group folder the worksheet's `Group` column does not name, or that reads as two of its groups (`Lab_1` and
+    `Lab 1` both give the folder `Lab 1`), is refused, none guessed; without the worksheet, a folder without a
+    participant id (`Default group`) cannot be placed and says to give it."""
+    (course.root / "roster.csv").write_text(EMAIL_ROSTER, encoding="utf-8")
+    worksheet = tmp_path / "worksheet.csv"
+    worksheet.write_text(
+        'Identifier,"Email address",Group,"Last modified (submission)"\n'
+        '"Participant 3301",alice@uni.example.edu,Lab_1,-\n"Participant 3302",bob@uni.example.edu,"Lab 1",-\n',
+        encoding="utf-8",
+    )
+    members = {
+        "Lab 1_5201_assignsubmission_file/softmax.ipynb": notebook("lab 1"),
+        "Team Z_5299_assignsubmission_file/softmax.ipynb": notebook("team Z"),
+    }
+    download = make_zip(tmp_path / "download.zip", members)
+    into = tmp_path / "uploads"
+    assert lms_import.main(course, str(download), "01", str(into), None, "auto", str(worksheet)) == 1
+    lines = {line["lms_name"]: line["result"] for line in report(into)}
+    assert "reads as 2 groups of the grading worksheet: Lab 1, Lab_1" in lines["Lab 1"]
+    assert "unknown group" in lines["Team Z"] and not [p for p in into.iterdir() if p.is_dir()]
+    shutil.rmtree(into)
+    download = make_zip(
+        tmp_path / "default.zip", {"Default group_assignsubmission_file/x.ipynb": notebook("?")}
+    )
+    assert lms_import.main(course, str(download), "01", str(into), None) == 1
+    assert "Default group (): " in capsys.readouterr().out
+    assert "give the grading worksheet (--times)" in report(into)[0]["result"]
+
+
+def test_moodle_blind_marking_without_identities_is_refused_saying_what_to_do(course, tmp_path):
+    """Without identities (no worksheet, or the one Moodle gives an account that may not see them: `Identifier`
+    alone) a blind-marked participant cannot be placed: refused, saying how to get a worksheet that tells (before:
+    "unknown student: no roster line has this name")."""
+    (course.root / "roster.csv").write_text(EMAIL_ROSTER, encoding="utf-8")
+    download = make_zip(
+        tmp_path / "d.zip", {"Participant_3301_assignsubmission_file/softmax.ipynb": notebook("alice")}
+    )
+    into = tmp_path / "uploads"
+    assert lms_import.main(course, str(download), "01", str(into), None) == 1
+    (line,) = report(into)
+    assert (
+        "blind marking" in line["result"] and "viewblinddetails" in line["result"] and not line["student_id"]
+    )
+    worksheet = tmp_path / "blind.csv"
+    worksheet.write_text('Identifier,Status,"Last modified (submission)"\n"Participant 3301",Submitted,-\n')
+    shutil.rmtree(into)
+    with pytest.raises(semester.SettingError, match="blind marking.*viewblinddetails"):
+        lms_import.main(course, str(download), "01", str(into), None, "auto", str(worksheet))
+    assert not into.exists()

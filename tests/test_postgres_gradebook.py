@@ -436,7 +436,11 @@ def test_feedback_back_through_moodle_reads_postgresql(server, tmp_path):
         gb.find_comment(WRITTEN, NB, UNIT01, "alice").manual_comment = "clear"
         gb.db.commit()
     roster = course.root / "roster.csv"
-    roster.write_text("student_id,name\nalice,Alice Li\nbob,Bob Wang\ncarol,Chen Jing\n", encoding="utf-8")
+    roster.write_text(  # the worksheet's email addresses say who is who
+        "student_id,name,email\nalice,Alice Li,alice@uni.example.edu\nbob,Bob Wang,bob@uni.example.edu\n"
+        "carol,Chen Jing,chen.jing@uni.example.edu\n",
+        encoding="utf-8",
+    )
     for student in ANSWERS:
         (course.feedback / student / UNIT01).mkdir(parents=True)
         (course.feedback / student / UNIT01 / f"{NB}.html").write_text(student, encoding="utf-8")

@@ -7,8 +7,9 @@ out as the LMS takes them back.
   assignment's grading worksheet (`--worksheet`, "Download grading worksheet") with `Grade` (the unit's total after
   the late penalty, scaled to the worksheet's `Maximum Grade`) and `Feedback comments` (text made inert: the points
   of every graded cell, the hand-grader's comments, the late penalty, a line each) filled, for "Upload grading
-  worksheet". Moodle's participant ids change with every assignment: the worksheet gives this one's, and its names are matched to the
-  roster as `course import` matches them (course/grading/lms_import.py).
+  worksheet". Moodle's participant ids change with every assignment: the worksheet gives this one's, and its participants are
+  found in the roster as `course import` finds them (course/grading/lms_import.py): by the identity fields it shows,
+  by the full name (which a student may edit) only where it shows none. A team assignment's worksheet gets no zip (`TEAM_ZIP`).
 - Canvas (no bulk feedback upload, no comments in its gradebook CSV): `canvas_feedback_<unit>/`, one folder per
   student named by Canvas's download naming (`<lastfirst>_<user id>_feedback/`, the user id the roster's
   `canvas_id`), each page named `<lastfirst>_<user id>_feedback_<page>`, to attach in SpeedGrader.
@@ -19,7 +20,6 @@ an import or an extension since), the export is refused before anything is writt
 
 from __future__ import annotations
 
-import csv
 import html
 import shutil
 import sqlite3
@@ -37,11 +37,22 @@ from utils.messages import bilingual
 LMSS = ("canvas", "moodle")
 MOODLE_ID, MOODLE_NAME = lms_times.MOODLE_ID, lms_times.MOODLE_NAME
 GRADE, MAXIMUM, COMMENTS = "Grade", "Maximum Grade", "Feedback comments"
-WORKSHEET_COLUMNS = (MOODLE_ID, MOODLE_NAME, GRADE, MAXIMUM, COMMENTS)
+WORKSHEET_COLUMNS = (MOODLE_ID, GRADE, MAXIMUM, COMMENTS)  # and the full name or an identity field
 WORKSHEET_FIX = (
     f"给出这次作业的 Moodle 评分表（“下载评分工作表”，含 {', '.join(WORKSHEET_COLUMNS)} 列；在作业设置中打开反馈评语）",
     f"give this assignment's Moodle grading worksheet ('Download grading worksheet', with the columns "
     f"{', '.join(WORKSHEET_COLUMNS)}; turn on Feedback comments in the assignment's settings)",
+)
+
+# Moodle 4.1+ names a team submission's download folder by its group id, and a version of its feedback-zip import
+# (mod/assign/feedback/file/importziplib.php, get_participant_mapping) reads a folder's number as a group id in a
+# team assignment: a page in a folder named by a participant id could reach another group's students.
+TEAM_ZIP = (
+    "小组作业：不写反馈 zip（Moodle 4.1 起可能把文件夹中的数字当作小组 id，页面可能发给别的小组）；成绩和评语在评分表中，"
+    "反馈页请在评分界面逐个附上",
+    "a team assignment: no feedback zip is written (Moodle 4.1+ may read a folder's number as a group id, and a page "
+    "could reach another group); grades and comments are in the worksheet, attach the pages one by one in the "
+    "grader",
 )
 
 
@@ -98,29 +109,24 @@ def summary(
 
 
 def read_worksheet(path: Path) -> tuple[list[str], list[dict[str, str]]]:
-    """The worksheet's header and lines, every line checked (a participant id, a maximum grade)."""
-    if not path.is_file():
-        raise semester.setting_error(path, None, ("文件不存在", "no such file"), WORKSHEET_FIX)
-    with path.open(newline="", encoding="utf-8-sig") as f:
-        reader = csv.DictReader(f)
-        header = list(reader.fieldnames or [])
-        if missing := [column for column in WORKSHEET_COLUMNS if column not in header]:
-            raise semester.setting_error(
-                path, 1, (f"表头缺少 {missing}", f"the header lacks {missing}"), WORKSHEET_FIX
-            )
-        lines = []
-        for line in reader:
-            try:
-                if not lms_times.participant(line).isdigit() or float(line[MAXIMUM]) <= 0:
-                    raise ValueError
-            except (TypeError, ValueError):
-                problem = (
-                    f"{MOODLE_ID} 或 {MAXIMUM} 无法读取",
-                    f"its {MOODLE_ID} or {MAXIMUM} cannot be read",
-                )
-                raise semester.setting_error(path, reader.line_num, problem, WORKSHEET_FIX) from None
-            lines.append(line)
-    return header, lines
+    """The worksheet's header and lines, checked as `lms_times.moodle_sheet` checks them (a participant id each),
+    and a maximum grade each, and something to tell the participants by (a full name or an identity field)."""
+    header, lines = lms_times.moodle_sheet(path, WORKSHEET_COLUMNS, WORKSHEET_FIX)
+    if MOODLE_NAME not in header and not lms_times.shows_identity(header):
+        problem = (
+            "表头既没有全名也没有身份字段（Moodle 的匿名评分对看不到身份的账户隐藏两者）",
+            "the header names no one, neither the full name nor an identity field (Moodle's blind marking hides "
+            "both from an account that may not see identities)",
+        )
+        raise semester.setting_error(path, 1, problem, lms_times.IDENTITY_FIX)
+    for number, _, line in lines:
+        try:
+            if float(line[MAXIMUM]) <= 0:
+                raise ValueError
+        except (TypeError, ValueError):
+            problem = (f"{MAXIMUM} 无法读取", f"its {MAXIMUM} cannot be read")
+            raise semester.setting_error(path, number, problem, WORKSHEET_FIX) from None
+    return header, [line for _, _, line in lines]
 
 
 def moodle_folder(name: str, user: str) -> str:
@@ -135,15 +141,30 @@ def write_moodle(
     """`feedback_<unit>.zip` and `worksheet_<unit>.csv`: how many students' feedback it holds, and who was left
     out and why (a participant the roster does not know, a student with pages not in the worksheet)."""
     header, lines = read_worksheet(worksheet)
-    people = [lms_import.Submitter(lms_times.participant(line), line[MOODLE_NAME] or "") for line in lines]
-    lms_import.identify(people, roster, "moodle")
+    people = [
+        lms_import.Submitter(lms_times.participant(line), line.get(MOODLE_NAME) or "") for line in lines
+    ]
+    identities = None
+    if lms_times.shows_identity(header):  # who each participant is, not the name they may have edited
+        identities = {
+            person.user: lms_times.moodle_identity(line) for person, line in zip(people, lines, strict=True)
+        }
+    else:
+        print(
+            bilingual(
+                f"注意：评分表只有全名。{lms_times.IDENTITY_FIX[0]}",
+                f"note: the worksheet names students by their full name alone; {lms_times.IDENTITY_FIX[1]}",
+            )
+        )
+    lms_import.identify(people, roster, "moodle", identities)
     found, remarks, rates = lms.table(course), hand_comments(course, unit), lms.penalty_rates(course)
     into.mkdir(parents=True, exist_ok=True)
-    partial = into / f"feedback_{unit}.zip.partial"
+    team = lms_times.MOODLE_GROUP in header  # a team assignment: no zip (TEAM_ZIP)
+    partial, target = into / f"feedback_{unit}.zip.partial", into / f"feedback_{unit}.zip"
     with zipfile.ZipFile(partial, "w", zipfile.ZIP_DEFLATED) as archive:
         for line, person in zip(lines, people, strict=True):
             if not person.result and person.student in pages and unit in found.totals.get(person.student, {}):
-                for page in pages[person.student]:
+                for page in [] if team else pages[person.student]:
                     archive.write(page, f"{moodle_folder(person.name, person.user)}/{page.name}")
                 total = found.totals[person.student][unit] / found.possible(unit) * float(line[MAXIMUM])
                 line[GRADE] = f"{total:.2f}"
@@ -153,7 +174,12 @@ def write_moodle(
                 if key in line:
                     line[key] = neutral.cell(line[key] or "")
     replace_csv(into / f"worksheet_{unit}.csv", header, lines)  # Moodle reads UTF-8, a BOM or not
-    partial.replace(into / f"feedback_{unit}.zip")
+    if team:
+        partial.unlink()
+        target.unlink(missing_ok=True)  # an earlier export's, not to be taken for this one's
+        print(bilingual(*TEAM_ZIP))
+    else:
+        partial.replace(target)
     placed = {p.student for p in people if not p.result and p.student in pages}
     ours = [c.name for c in found.columns if c.unit == unit]
     if waiting := sorted(s for s in placed if any(found.cells[s].get(name) is None for name in ours)):
@@ -224,7 +250,9 @@ def main(
         pages = current_pages(course, unit)
         if lms_name == "moodle":
             count, left_out = write_moodle(course, unit, into, roster, worksheet, pages)
-            written = [into / f"feedback_{unit}.zip", into / f"worksheet_{unit}.csv"]
+            written = [
+                p for p in (into / f"feedback_{unit}.zip", into / f"worksheet_{unit}.csv") if p.exists()
+            ]
         else:
             count, left_out = write_canvas(unit, into, roster, pages)
             written = [into / f"canvas_feedback_{unit}"]

@@ -2,22 +2,27 @@
 `FOLDER/<student>/<unit>/<notebook>.ipynb`, the class folder `course grade` takes.
 
 Canvas's "Download Submissions" names each file `<lastfirst>_<user id>_<submission id>_<file>` (`<lastfirst>_LATE_…`
-for a late one, in any case); Moodle's "Download all submissions" names a folder `<Full Name>_<participant id>_assignsubmission_
-file_/` per student (or, unfolded, prefixes each file with it). The roster (`roster.csv`, see course/grading/lms.py)
-says who is who: Canvas's user id is its `canvas_id`; Moodle's participant id changes with every assignment, so a
-Moodle student is found through the assignment's grading worksheet (`--times`), whose identity fields (`ID number`,
-`Email address`) are matched with the roster's `idnumber` and `email`: the full name is the student's to edit, and
-one renamed as a classmate would be placed as them. Without the worksheet, a Moodle student is found by the roster's
+for a late one, in any case); Moodle's "Download all submissions" names a folder
+`<Full Name>_<participant id>_assignsubmission_file/` per student (`…_file_/` before Moodle 4.1; or, unfolded,
+prefixes each file with `…_file_`). The roster (`roster.csv`, see course/grading/lms.py) says who is who: Canvas's
+user id is its `canvas_id`; Moodle's participant id changes with every assignment, so a Moodle student is found
+through the assignment's grading worksheet (`--times`), whose identity fields (`ID number`, `Email address`) are
+matched with the roster's `idnumber` and `email`: the full name is the student's to edit, and one renamed as a
+classmate would be placed as them. Without the worksheet, a Moodle student is found by the roster's
 `name` as people read it (NFKC, case, spaces, zero-width characters):
 a name read as two roster names, or read as one but written otherwise (a no-break space, the Kelvin sign: how a
 classmate poses as another), is refused naming them. A file whose LMS added a `-1` to its name, or the one notebook
 of a one-notebook unit under another name, takes the unit's notebook name; of several files taking one name (handed
-in again: `-1`, `-2`), the last is placed and the others are listed in the report.
+in again: `-1`, `-2`), the last is placed and the others are listed in the report. Under Moodle's blind marking
+(`Participant_<id>_…`) only a worksheet showing identities says who is who; without one, each is refused saying how
+to get it.
 
 A group assignment's download holds one submission per group (Canvas: under the name of the member who handed
-it in; Moodle: `<group>-<Full Name>_…`): with `--times`, the LMS's records name every member's group (Canvas's
-submissions JSON fetched with `include[]=group`, as `course lms pull` fetches it; the `Group` column of Moodle's
-worksheet), and each member without files of their own is given the group's, so each is graded and exported.
+it in; Moodle 4.1+: a folder `<group name>_<group id>_…`, `Default group_…` for those in none; before 4.1:
+`<group>-<Full Name>_…`): with `--times`, the LMS's records name every member's group (Canvas's submissions JSON
+fetched with `include[]=group`, as `course lms pull` fetches it; the `Group` column of Moodle's worksheet), and each
+member without files of their own is given the group's, so each is graded and exported. A Moodle group folder the
+worksheet does not name, or that reads as two of its groups, is refused.
 
 The zip is read member by member through intake (course/grading/intake.py): its limits, refusals and atomic
 placing hold here too, and the download itself is never changed. A student the roster does not know, a file in
@@ -44,10 +49,17 @@ from utils.messages import bilingual
 CANVAS = re.compile(r"(?P<name>[^_/]+?)(?P<late>(?i:_late))?_(?P<user>\d+)_\d+_(?P<file>[^/]+)")
 # An LMS's number on a file handed in again under the same name (`softmax-2.ipynb`: the third).
 RESUBMITTED = re.compile(r"-(\d+)(?=\.ipynb$)")
-MOODLE = re.compile(r"(?P<name>[^/]+?)_(?P<user>\d+)_assignsubmission_(?P<plugin>[a-z]+)_/*(?P<file>.+)")
+# Moodle's prefixes (mod/assign/classes/downloader.php, Moodle 4.1+; download_submissions in locallib.php before):
+# `<Full Name>_<participant id>`, `Participant_<id>` under blind marking; a team's `<group name>_<group id>`, or
+# `Default group` alone for those in none (4.1+), `<group>-<Full Name>_<id>` before. Then `_assignsubmission_file`
+# and a folder (`/`, `_/` before 4.1) or, unfolded, `_` and the file's name.
+MOODLE = re.compile(
+    r"(?P<name>[^/]+?)(?:_(?P<user>\d+))?_assignsubmission_(?P<plugin>[a-z]+)(?:_/*|/+)(?P<file>.+)"
+)
 # Moodle's mark between a name and a file; twice in a member's first part, a student's name (which Moodle may let
 # them edit) or file name holds it, and the member might parse as another participant's: it is left out.
 MOODLE_MARK = re.compile(r"_\d+_assignsubmission_")
+BLIND_NAME = "participant"  # Moodle's name of every participant under blind marking (`Participant_<id>_…`)
 LAYOUTS = ("canvas", "moodle")
 REPORT_COLUMNS = ["lms_user", "lms_name", "student_id", "unit", "files", "late", "submitted_at", "result"]
 
@@ -66,6 +78,7 @@ class Submitter:
     submitted: dt.datetime | None = None  # when, by the LMS's records (`--times`)
     group: str = ""  # a group assignment's group, by the LMS's records
     source: Submitter | None = None  # a group member without files of their own: the group's submitter
+    folder: str = ""  # a member of a Moodle 4.1+ team: its group's folder in the download
 
 
 def detect(names: list[str]) -> str:
@@ -104,7 +117,8 @@ def submitters(archive: zipfile.ZipFile, layout: str) -> tuple[list[Submitter], 
         if match is None or posing or match.groupdict().get("plugin", "file") != "file":
             stray.append(visible(info.filename))
             continue
-        person = found.setdefault(match["user"], Submitter(match["user"], match["name"]))
+        key = match["user"] or f"no id: {match['name']}"  # a Moodle 4.1+ team's `Default group`
+        person = found.setdefault(key, Submitter(match["user"] or "", match["name"]))
         person.late = person.late or bool(match.groupdict().get("late"))
         person.members.append((match["file"], info))
     return list(found.values()), stray
@@ -132,8 +146,76 @@ def group_members(
     return members
 
 
+def team_folders(
+    people: list[Submitter], groups: dict[str, tuple[str, str]], participants: set[str]
+) -> tuple[list[Submitter], list[Submitter]]:
+    """`people` with each Moodle 4.1+ team folder (named by its group: `MOODLE`) replaced by the members its group
+    has in the worksheet (`groups`, `lms_times.read_groups`), each given its files; and the folders refused: one
+    reading as several of its groups, or as none where its number is none of the worksheet's `participants` (of a
+    group assignment, or without an id at all). Any other is a student's folder, as before."""
+    by_folder: dict[str, set[str]] = {}
+    for group, _ in groups.values():
+        by_folder.setdefault(folder_form(group), set()).add(group)
+    kept, refused = [], []
+    for person in people:
+        found = sorted(by_folder.get(folder_form(person.name), ()))
+        if len(found) == 1:
+            kept += [
+                Submitter(
+                    user, name, person.late, list(person.members), group=group, folder=folder_of(person)
+                )
+                for user, (group, name) in sorted(groups.items())
+                if group == found[0]
+            ]
+        elif found or not person.user or (groups and person.user not in participants):
+            person.result = team_refusal(found, bool(groups))
+            refused.append(person)
+        else:
+            kept.append(person)
+    return kept, refused
+
+
+def folder_form(name: str) -> str:
+    """A group's name as Moodle writes it in a folder's name, read as people read it: `_` a space, clean_filename's
+    characters dropped (lib/moodlelib.php, PARAM_FILE)."""
+    return as_read("".join(c for c in name if c not in '/\\:*?"<>|'))
+
+
+def folder_of(person: Submitter) -> str:
+    return f"{person.name}_{person.user}" if person.user else person.name
+
+
+def team_refusal(found: list[str], worksheet: bool) -> str:
+    """Why a team folder is not placed: it reads as several groups (`found`), or as none of the worksheet's."""
+    if len(found) > 1:
+        return visible(
+            bilingual(
+                f"拒收，一份也不猜：小组文件夹读作评分表中的 {len(found)} 个小组：{', '.join(found)}",
+                f"refused, none is guessed: the group folder reads as {len(found)} groups of the grading "
+                f"worksheet: {', '.join(found)}",
+            )
+        )
+    if worksheet:
+        return bilingual(
+            "未知小组：既不是评分表 Group 列中的小组，也不是评分表中的参与者",
+            "unknown group: neither a group of the grading worksheet's Group column nor one of its participants",
+        )
+    return bilingual(
+        "文件夹名中没有参与者 id（Moodle 4.1 起小组提交的文件夹按小组命名）：给出评分工作表（--times），其 Group 列写明小组成员",
+        "no participant id in the folder's name (Moodle 4.1+ names a team submission's folder by its group): give "
+        "the grading worksheet (--times), whose Group column names the group's members",
+    )
+
+
 def group_note(person: Submitter) -> list[str]:
     """Whose files a group member was given (none: no note)."""
+    if person.folder:
+        return [
+            bilingual(
+                f"小组 {person.group}，Moodle 的文件夹 {person.folder}",
+                f"group {person.group}, Moodle's folder {person.folder}",
+            )
+        ]
     if person.source is None:
         return []
     by = f"{person.source.user} ({person.source.student})"
@@ -194,6 +276,11 @@ def moodle_match(name: str, candidates: list[str], roster: dict[str, dict[str, s
     """(the student, "") a Moodle name is, or ("", why not): the roster names it reads as, when not exactly one,
     or the one it reads as but is written otherwise (the roster may give the name as the LMS writes it)."""
     named = ", ".join(f"{student} ({written(roster[student])})" for student in candidates)
+    if as_read(name) == BLIND_NAME:
+        return "", bilingual(
+            f"Moodle 的匿名评分隐藏了此参与者是谁：{lms_times.IDENTITY_FIX[0]}",
+            f"Moodle's blind marking hides who this participant is: {lms_times.IDENTITY_FIX[1]}",
+        )
     if not candidates:
         return "", bilingual("未知学生：名单中没有这个名字", "unknown student: no roster line has this name")
     if len(candidates) > 1:
@@ -357,6 +444,9 @@ def import_zip(
         identities = lms_times.moodle_identities(records[0]) if records and layout == "moodle" else None
         into.mkdir(parents=True, exist_ok=True)
         people, stray = submitters(archive, layout)
+        people, refused = (
+            team_folders(people, groups, set(identities or ())) if layout == "moodle" else (people, [])
+        )
         people += group_members(people, groups, layout)  # after the submitters: placed after theirs
         identify(people, roster, layout, identities)
         for person in people:
@@ -380,6 +470,7 @@ def import_zip(
             else:
                 person.result = "; ".join(["placed", *notes, *older_note(person), *group_note(person)])
                 person.submitted = times.get(person.user) or (person.source and person.source.submitted)
+    people += refused
     if records:
         placed = {p.student: p.submitted for p in people if p.result.startswith("placed") and p.submitted}
         lms_times.write_times(into, unit, placed)

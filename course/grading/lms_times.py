@@ -2,7 +2,8 @@
 
 - Canvas: the submissions JSON of its REST API (`GET /api/v1/courses/<course>/assignments/<assignment>/submissions`,
   saved to a file): a list of submissions, each with `user_id` and `submitted_at` (ISO 8601 in UTC; null when the
-  student handed nothing in).
+  student handed nothing in). Under anonymous grading it gives `anonymous_id` instead of `user_id` until the grades
+  are posted: refused, saying so.
 - Moodle: the assignment's grading worksheet ("Download grading worksheet", a CSV): `Identifier` ("Participant 3301")
   and `Last modified (submission)` ("Friday, 6 March 2026, 11:59 PM", or "-" for none), written in the time zone of
   the Moodle profile that downloaded it, without an offset: it is read in the semester's zone (`semester.toml`'s
@@ -44,6 +45,26 @@ FIX = {
         f"{MOODLE_ID} and {MOODLE_TIME})",
     ),
 }
+ANONYMOUS = (
+    "Canvas 的匿名评分在成绩发布之前隐藏用户 id（只有 anonymous_id），无法知道谁交了什么",
+    "Canvas's anonymous grading hides user ids (anonymous_id alone) until the grades are posted: who handed in what "
+    "cannot be known",
+)
+ANONYMOUS_FIX = (
+    "在 Canvas 中发布这次作业的成绩（发布后显示姓名；没有录入成绩时学生看不到新内容）或关闭匿名评分，再取 submissions JSON；"
+    "要让这里的评分人看不到姓名，用 course handgrade export --anonymous",
+    "post the assignment's grades in Canvas (names show once posted; with no grade entered, students see nothing "
+    "new) or turn anonymous grading off, then fetch the submissions JSON again; to keep graders here blind, use "
+    "course handgrade export --anonymous",
+)
+IDENTITY_FIX = (
+    "给出显示电子邮件地址或 ID 号的评分工作表（Moodle 的“显示用户身份”设置；匿名评分时，用能看到身份的账户下载——"
+    "mod/assign:viewblinddetails 权限，如管理员——或在“显示学生身份”之后下载）：全名可由学生自己修改，不能用来认人",
+    "give the grading worksheet with the email address or the ID number shown (Moodle's 'Show user identity' "
+    "setting; under blind marking, downloaded by an account that may see identities, mod/assign:viewblinddetails, "
+    "e.g. a manager's, or after 'Reveal student identities'): a student may edit their full name, so it cannot tell "
+    "who they are",
+)
 
 
 def read_times(path: Path, layout: str, zone: dt.tzinfo) -> dict[str, dt.datetime]:
@@ -70,6 +91,12 @@ def canvas_records(path: Path) -> list:
 def canvas_times(path: Path) -> dict[str, dt.datetime]:
     times = {}
     for number, submission in enumerate(canvas_records(path), start=1):
+        if (
+            isinstance(submission, dict)
+            and "anonymous_id" in submission
+            and submission.get("user_id") is None
+        ):
+            raise semester.setting_error(path, None, ANONYMOUS, ANONYMOUS_FIX)
         try:
             user, when = str(submission["user_id"]), submission["submitted_at"]
             if when is not None:
@@ -97,51 +124,57 @@ def moodle_times(path: Path, zone: dt.tzinfo) -> dict[str, dt.datetime]:
 
 
 def moodle_identities(path: Path) -> dict[str, dict[str, str]]:
-    """{participant id: {roster column ("idnumber", "email"): value}} of Moodle's grading worksheet at `path`: who
-    each participant is, by the identity fields it shows (at least one of MOODLE_IDENTITIES)."""
+    """{participant id: its identity (`moodle_identity`)} of Moodle's grading worksheet at `path`, which must show
+    at least one of MOODLE_IDENTITIES."""
     header, lines = moodle_sheet(path)
-    if not MOODLE_IDENTITIES.keys() & set(header):
+    if not shows_identity(header):
         problem = (
             f"表头缺少 {' 或 '.join(MOODLE_IDENTITIES)}",
             f"the header lacks {' or '.join(MOODLE_IDENTITIES)}",
         )
-        fix = (
-            "在 Moodle 的“显示用户身份”设置中加入电子邮件地址或 ID 号，再下载评分工作表：全名可由学生自己修改，不能用来认人",
-            "add the email address or the ID number to Moodle's 'Show user identity' setting and download the "
-            "grading worksheet again: a student may edit their full name, so it cannot tell who they are",
-        )
-        raise semester.setting_error(path, 1, problem, fix)
-    found = {}
-    for _, participant, line in lines:
-        found[participant] = {
-            column: value.strip()
-            for key, column in MOODLE_IDENTITIES.items()
-            if (value := line.get(key) or "").strip() not in ("", "-")
-        }
-    return found
+        raise semester.setting_error(path, 1, problem, IDENTITY_FIX)
+    return {participant: moodle_identity(line) for _, participant, line in lines}
 
 
-def moodle_sheet(path: Path) -> tuple[list[str], list[tuple[int, str, dict[str, str]]]]:
+def shows_identity(header: list[str]) -> bool:
+    """Whether a worksheet's header holds an identity field (Moodle's "Show user identity" lists one)."""
+    return bool(MOODLE_IDENTITIES.keys() & set(header))
+
+
+def moodle_identity(line: dict[str, str]) -> dict[str, str]:
+    """{roster column ("idnumber", "email"): value} of the identity fields a worksheet line gives."""
+    return {
+        column: value.strip()
+        for key, column in MOODLE_IDENTITIES.items()
+        if (value := line.get(key) or "").strip() not in ("", "-")
+    }
+
+
+def moodle_sheet(
+    path: Path, columns: tuple[str, ...] = (MOODLE_ID, MOODLE_TIME), fix: tuple[str, str] = FIX["moodle"]
+) -> tuple[list[str], list[tuple[int, str, dict[str, str]]]]:
     """Moodle's grading worksheet at `path`: its header, and (line number, participant id, line) of each line, the
-    header and every participant checked."""
+    header (it must hold `columns`) and every participant checked; `fix`: how to mend it, said in an error."""
+    if not path.is_file():
+        raise semester.setting_error(path, None, ("文件不存在", "no such file"), fix)
     with path.open(newline="", encoding="utf-8-sig") as f:
         reader = csv.DictReader(f)
         header = reader.fieldnames or []
-        if MOODLE_ID not in header or MOODLE_TIME not in header:
-            problem = (
-                f"表头缺少 {MOODLE_ID} 或 {MOODLE_TIME}",
-                f"the header lacks {MOODLE_ID} or {MOODLE_TIME}",
-            )
-            raise semester.setting_error(path, 1, problem, FIX["moodle"])
+        if missing := [column for column in columns if column not in header]:
+            raise semester.setting_error(path, 1, (f"表头缺少 {missing}", f"the header lacks {missing}"), fix)
         lines = []
         for line in reader:
+            # A field beyond the header's has no column to read it by, nor to be written back under.
+            if None in line:
+                problem = ("字段比表头多", "it has more fields than the header")
+                raise semester.setting_error(path, reader.line_num, problem, fix)
             who = participant(line)
             if not who.isdigit():
                 problem = (
                     f"无法读取：{MOODLE_ID} {line[MOODLE_ID]!r}",
                     f"cannot be read: {MOODLE_ID} {line[MOODLE_ID]!r}",
                 )
-                raise semester.setting_error(path, reader.line_num, problem, FIX["moodle"])
+                raise semester.setting_error(path, reader.line_num, problem, fix)
             lines.append((reader.line_num, who, line))
     return header, lines
 
