@@ -82,7 +82,7 @@ class Case:
                 return f"does not lose points on {kept} ({shown})"
             selfchecks = (self.result.get("judge") or {}).get("selfchecks", {})
             if unrun := [g for g in self.selfcheck_fails if g in selfchecks and selfchecks[g] is None]:
-                return f"the visible self-check did not run on {unrun}"
+                return f"the visible self-check did not run on {unrun} ({shown})"
             unnoticed = [g for g in self.selfcheck_fails if selfchecks.get(g, True)]
             if unnoticed:
                 return f"the visible self-check passes on {unnoticed}"

@@ -94,7 +94,8 @@ def test_a_mistake_whose_visible_self_check_passes_is_a_surprise_when_its_header
     case.result = {**scores, "judge": {"selfchecks": {"test_x": False}}}
     assert case.verdict({"test_x": 1.0}) is None
     case.result = {**scores, "judge": {"selfchecks": {"test_x": None}}}  # the kernel died before the cell
-    assert case.verdict({"test_x": 1.0}) == "the visible self-check did not run on ['test_x']"
+    case.result["status"] = "kernel died"
+    assert case.verdict({"test_x": 1.0}) == "the visible self-check did not run on ['test_x'] (kernel died)"
 
 
 def test_the_visible_catch_rate_counts_graded_mistakes_whose_notebook_check_fails(capsys):

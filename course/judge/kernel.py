@@ -36,12 +36,12 @@ from course.judge import cgroup, outputs, relay, sandbox, triton_stats, units
 KERNEL_DIED = "flash_course_kernel_died"
 # resources: the notebook's stages, seconds (`SandboxedExecute.stages`, read by `course.judge.preprocessor`)
 STAGES = "flash_course_stages"
-# resources: {cell index: the status of its execute reply} of the cells the kernel ran (`SandboxedExecute.keep_reply`);
-# a test cell without one never ran (its visible self-check neither passed nor failed)
+# resources: {cell index: the status of its execute reply} of the cells the kernel ran
+# (`SandboxedExecute.on_cell_executed`); a test cell without one never ran (its self-check neither passed nor failed)
 REPLIES = "flash_course_replies"
 # seconds nbclient waits, once a cell's reply came, for the rest of its outputs (its default, 4, drops them unseen
-# on a busy host: a self-check's error among them, which then read as passed); a kernel that dies ends the wait
-IOPUB_WAIT = 120
+# on a busy host); a kernel that dies ends the wait
+IOPUB_WAIT = 30
 # resources: (uid, Triton cache) the judge's children of the notebook share (`StartJudge`), never with its kernel:
 # the kernel runs code the scan never reads (added cells), which would plant there what those children load
 SHARED = "flash_course_shared"
@@ -55,11 +55,6 @@ MAX_MESSAGE, MAX_FRAMES, MAX_VALUES = 4 << 20, 64, 1 << 16
 HANDLED = ("status", "execute_input", "stream", "display_data", "execute_result", "error", "clear_output")
 HANDLED += ("update_display_data", "comm_open", "comm_msg", "comm_close")
 SHELL_POLL = 1.0  # seconds the grader waits on the kernel's shell socket before it looks at the socket again
-
-
-def plain(value) -> str:
-    """`value` as text that encodes (a lone surrogate, which the kernel's JSON may carry, becomes '?')."""
-    return str(value).encode(errors="replace").decode()
 
 
 def json_size(value) -> int:
@@ -269,7 +264,6 @@ class SandboxedExecute(Execute):
         kwargs.setdefault("kernel_manager_class", SandboxedKernelManager)
         super().__init__(*args, **kwargs)
         self.iopub_timeout = max(self.iopub_timeout, IOPUB_WAIT)
-        self.on_cell_executed = self.keep_reply
 
     def preprocess(self, nb, resources=None, km=None):
         self.started, self.kernel_ready, self.manager, self.replies = time.monotonic(), None, None, {}
@@ -294,17 +288,12 @@ class SandboxedExecute(Execute):
             if km is None:  # the kernel this run started is shut down: its working copy goes now
                 self.remove_workspace()
 
-    def keep_reply(self, cell, cell_index: int, execute_reply) -> None:
-        """Note the status of the cell's execute reply (`REPLIES`); a cell whose reply is an error shows that error
-        even where its error output never reached the grader, which would otherwise read as a self-check passed."""
-        content = (execute_reply or {}).get("content") or {}
-        status = self.replies[cell_index] = str(content.get("status", "unknown"))[:16]
-        if status != "ok" and not any(output.get("output_type") == "error" for output in cell.outputs):
-            ename = outputs.clip(plain(content.get("ename", status)), 200)
-            evalue = outputs.clip(plain(content.get("evalue", "")), outputs.KEPT_PAST_BUDGET)
-            cell.outputs.append(
-                new_output("error", ename=ename, evalue=evalue, traceback=[f"{ename}: {evalue}"])
-            )
+    def on_cell_executed(self, **kwargs) -> None:
+        """nbgrader's (a reply's error shown where the cell's outputs lack it: a timeout, an output that never
+        came), and the reply's status noted (`REPLIES`): a test cell without one never ran."""
+        super().on_cell_executed(**kwargs)
+        content = (kwargs.get("execute_reply") or {}).get("content") or {}
+        self.replies[kwargs["cell_index"]] = str(content.get("status", "unknown"))[:16]
 
     def remove_workspace(self) -> None:
         """Remove the kernel's working copy (its filesystem, its Triton cache) as soon as the notebook ran: its
