@@ -52,7 +52,7 @@ TABLE = (
         1.405,
         (
             "在 NVIDIA H100 80GB HBM3 上校准（benchmarks/results/h100/hopper/float16/results.json："
-            "d = 128、N = 4096、非因果的 float16 前向，单元 08 内核与 SDPA flash 的耗时之比）",
+            "d = 128、N = 4096、非因果的 float16 前向，SDPA flash 的耗时除以单元 08 内核的耗时）",
             "calibrated on the NVIDIA H100 80GB HBM3 (benchmarks/results/h100/hopper/float16/results.json: the "
             "float16 forward at d = 128, N = 4096, non-causal, SDPA flash's time over the unit-08 kernel's)",
         ),
@@ -77,10 +77,10 @@ FALLBACK = SpeedBar(
     0.5,
     (
         "未经测量的保守值：假设单元 08 内核只有 SDPA flash 吞吐量的一半（Hopper 以外 SDPA flash 就是为该硬件写的 FA2，"
-        "可能领先），保住了单元 08 速度的内核都能通过；最终成绩请在表中的 GPU 上评",
+        "可能领先）；只要单元 08 内核在这块 GPU 上至少有这一半，保住了它的速度的内核就能通过；最终成绩请在表中的 GPU 上评",
         "a conservative value, not a measurement: it assumes the unit-08 kernel may run at half SDPA flash's "
-        "throughput (off Hopper SDPA flash is FA2 on the hardware it was written for, and may lead), so a kernel "
-        "that kept unit 08's speed passes; grade final marks on a GPU in the table",
+        "throughput (off Hopper SDPA flash is FA2 on the hardware it was written for, and may lead); wherever the "
+        "unit-08 kernel reaches that half, a kernel that kept its speed passes; grade final marks on a GPU in the table",
     ),
 )
 
