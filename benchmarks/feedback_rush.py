@@ -12,7 +12,9 @@ scratch course, the units registered, staging); a submission's grading takes a t
 its unit. `--continuous` simulates a pool whose workers take the next submission as soon as they are free instead.
 
 The costs come from `--measure` (the reference and the course's variants and wrong implementations of each unit
-graded by `course grade --feedback-only`'s code, `--jobs` at once: each pair's job seconds), or from a
+graded by `course grade --feedback-only`'s code, `--jobs` at once: each pair's job seconds, its feedback page
+included: the job makes the page at its end with the course's `FeedbackExporter`, as the service's round and
+`course feedback --jobs` do; the page's own seconds are recorded beside), or from a
 `benchmarks.grading_throughput` result (`--throughput FILE`: each pair's notebook seconds). They hold for the
 concurrency they were measured at: on a host of C cores, a pair measured with C jobs at once costs what it costs with
 C workers. Reported (JSON, and a plot of the queue length over time): submit-to-feedback time, median and 95th
@@ -152,10 +154,18 @@ def measured_costs(measured: dict, kind: str) -> dict[str, list[float]]:
     return {unit: [found["round_cpu"] / len(found["seconds"])] for unit, found in measured["units"].items()}
 
 
+def page_seconds(measured: dict) -> dict[str, float | None]:
+    """Each unit's mean seconds of a feedback page, part of its costs (None: measured before pages were timed)."""
+    return {
+        unit: round(statistics.mean(found["page_seconds"]), 1) if found.get("page_seconds") else None
+        for unit, found in measured["units"].items()
+    }
+
+
 def measure(units: list[str], jobs: int, per_unit: int) -> dict:
     """Grade each unit's reference, variants and wrong implementations by the preview's own code, `jobs` at
-    once on this machine: each pair's job seconds, and the CPU seconds of the whole round (its child processes:
-    on a loaded machine, what a pair would cost with a core of its own)."""
+    once on this machine: each pair's job seconds (its feedback page included) and its page's, and the CPU seconds
+    of the whole round (its child processes: on a loaded machine, what a pair would cost with a core of its own)."""
     from benchmarks.grading_throughput import build, class_plan
     from course.grading import grade
     from course.layout import COURSE
@@ -168,6 +178,9 @@ def measure(units: list[str], jobs: int, per_unit: int) -> dict:
             rows = grade.feedback_only(course, Path(tmp) / "class", jobs=jobs)
             found[unit] = {
                 "seconds": [row.seconds["job"] for row in rows if "job" in row.seconds],
+                "page_seconds": [
+                    row.seconds[grade.FEEDBACK_PAGE] for row in rows if grade.FEEDBACK_PAGE in row.seconds
+                ],
                 "statuses": [row.status for row in rows],
                 "round_wall": round(time.monotonic() - began, 1),
                 "round_cpu": round(children_cpu() - cpu, 1),
@@ -251,9 +264,10 @@ def main() -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     settings = {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()}
     mean_cost = {unit: round(statistics.mean(values), 1) for unit, values in costs.items()}
-    (args.out / "feedback_rush.json").write_text(
-        json.dumps({"settings": settings, "mean_cost_seconds": mean_cost, "results": results}, indent=1)
-    )
+    found = {"settings": settings, "mean_cost_seconds": mean_cost, "results": results}
+    if args.costs:
+        found["mean_page_seconds"] = page_seconds(json.loads(args.costs.read_text()))
+    (args.out / "feedback_rush.json").write_text(json.dumps(found, indent=1))
     plot(timelines, args.out / "feedback_rush_queue.png")
     return 0
 

@@ -89,6 +89,7 @@ STAGES = (
     "hidden cases",
     "timed rounds",
     "judge after the notebook",
+    "feedback page",
     "merge",
 )
 TIMED_CELLS = ("test_performance",)  # the cells whose time is the timed rounds (their warm-up compiles too)
@@ -98,6 +99,8 @@ def stage_of(key: str) -> str | None:
     """The stage a `grade.Row.seconds` key adds to (None: a visible self-check, counted in "self-checks")."""
     if key in ("job", "merge"):
         return key
+    if key == grade.FEEDBACK_PAGE:
+        return "feedback page"
     _, _, rest = key.partition("/")
     if not rest:
         return "autograde"  # nbgrader's autograde of one notebook: its run, the judge and what nbgrader adds

@@ -53,10 +53,11 @@ jupyter lab               # 打开各单元文件夹中的笔记本 / open the n
 `GLOSSARY.md` 是课程的中英术语表：笔记本里的每个术语都在那里有定义。
 / `GLOSSARY.md` is the course's bilingual glossary: every term the notebooks use is defined there.
 
-`benchmarks/results/h100/hopper/` 是课程在 H100 上的测量结果：单元 10 引用它们，它的速度检查（只在 GPU 上评分）
-用它们把阈值换算成 SDPA flash 的倍数，它的练习要读它们。
-/ `benchmarks/results/h100/hopper/` holds the course's measurements on an H100: unit 10 cites them, its speed check
-(graded on a GPU only) converts its bar into multiples of SDPA flash by them, and its exercises read them.
+`benchmarks/results/h100/hopper/` 是课程在 H100 上的测量结果：单元 10 引用它们，它的练习要读它们；它的速度检查（只在
+GPU 上评分）按 GPU 类别的阈值表在 `utils/speed_bars.py`，其中 H100 一行由它们校准。
+/ `benchmarks/results/h100/hopper/` holds the course's measurements on an H100: unit 10 cites them and its exercises
+read them; its speed check's bars by GPU class (graded on a GPU only) are in `utils/speed_bars.py`, the H100's
+calibrated on them.
 
 `utils/` 是笔记本用到的工具（测量、画图、自检用的 float64 参考）；`utils/checks/` 是可见自检，`utils/judged/`
 是评审程序在子进程里运行的部分。评分代码调用这些参考会被评审程序发现，不得分。

@@ -436,6 +436,41 @@ def test_the_rush_benchmark_serves_in_turn_and_ends_rounds_with_their_slowest():
     assert [s.done for s in done[1:]] == [10.0, 20.0, 30.0]
 
 
+def test_a_jobs_feedback_page_is_timed_beside_its_notebooks(monkeypatch, tmp_path):
+    """The rush benchmark's costs say how much of a pair is its feedback page (issue 48): the job that grades a
+    pair records the seconds its page took in each of the student's notebook entries, and `grade` reads them as
+    the row's `FEEDBACK_PAGE`, a stage of its own in benchmarks.grading_throughput. A stand-in API takes 0.2 s a
+    page."""
+    from benchmarks import grading_throughput
+    from course.grading import grade, worker
+
+    class Api:
+        coursedir = SimpleNamespace(notebook_id="")
+
+        def generate_feedback(self, unit, student, force):
+            time.sleep(0.2)
+            return {"success": True, "log": ""}
+
+    def graded(api, root, unit, student, notebook):
+        return {student: {"status": "graded", "scores": {}, "seconds": 1.0}}
+
+    monkeypatch.setattr(worker, "make_api", lambda *args, **kwargs: Api())
+    monkeypatch.setattr(worker, "reset", lambda *args: None)
+    monkeypatch.setattr(worker, "grade_notebook", graded)
+    monkeypatch.setattr(worker, "record_judgement", lambda *args: None)
+    (tmp_path / "autograded" / "alice" / UNIT).mkdir(parents=True)
+    request = {"root": str(tmp_path), "unit": UNIT, "student": "alice", "notebooks": ["a.ipynb", "b.ipynb"]}
+    worker.autograde({**request, "feedback": True}, tmp_path / "results.json")
+    entries = json.loads((tmp_path / "results.json").read_text())["alice"]
+    pages = {entry["page_seconds"] for entry in entries.values()}
+    assert len(pages) == 1 and 0.2 <= pages.pop() < 2, entries  # one page for the unit, on every notebook
+    worker.autograde(request, tmp_path / "no_page.json")  # no page asked for: none timed
+    assert not any(
+        "page_seconds" in e for e in json.loads((tmp_path / "no_page.json").read_text())["alice"].values()
+    )
+    assert grading_throughput.stage_of(grade.FEEDBACK_PAGE) == "feedback page"
+
+
 def test_one_service_at_a_time_and_a_broken_semester_file_stops_the_start(setup):
     import fcntl
 

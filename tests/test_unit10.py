@@ -4,6 +4,8 @@ right against float64, the launch recorder sees grids and descriptors, and (GPU)
 
 import importlib.util
 import io
+import json
+import math
 import statistics
 import sys
 import time
@@ -27,7 +29,7 @@ from course.judge.student_code import module_source
 from course.judge.units import UNITS
 from course.reference import descriptors, flash_triton
 from course.reference import hopper as reference
-from utils import grading, hopper, hopper_plots, hopper_results, measure
+from utils import grading, hopper, hopper_plots, hopper_results, measure, speed_bars
 from utils.checks import hopper as hopper_checks
 
 NOTEBOOK = ROOT / "source" / "10_hopper" / "hopper.ipynb"
@@ -93,25 +95,39 @@ class ChildTiming:
         return SimpleNamespace(result=measure.round_ms([self.student], repeats))
 
 
-@pytest.mark.parametrize(("student_ms", "passes"), [(1.0, True), (6.0, False)])
-def test_the_visible_speed_check_and_the_judge_decide_alike(monkeypatch, student_ms, passes):
+H100 = ("NVIDIA H100 80GB HBM3", (9, 0))
+A100 = ("NVIDIA A100-SXM4-80GB", (8, 0))  # not in the table: the fallback bar
+
+
+@pytest.mark.parametrize(
+    ("gpu", "student_ms", "passes"),
+    [(H100, 1.0, True), (H100, 3.5, False), (A100, 3.5, True), (A100, 12.0, False)],
+    ids=["h100_fast", "h100_slow", "unlisted_slow", "unlisted_far_slower"],
+)
+def test_the_visible_speed_check_and_the_judge_decide_alike(monkeypatch, capsys, gpu, student_ms, passes):
     """Issue 47: without the course's kernels the visible check only printed. Now both time the student's forward
-    against SDPA flash with `utils.measure.speed_ratios` and hold it to `bar_over_sdpa_flash()` (about 0.84× SDPA
-    flash's throughput). Here sleeps stand in for the kernels (a 2 ms peer), so a GPU's path runs on a CPU."""
+    against SDPA flash with `utils.measure.speed_ratios` and hold it to `speed_bar()` of the GPU they run on: on
+    an H100 its measured row (0.84× SDPA flash), on a GPU not in the table the fallback (0.30×), so a forward at
+    0.57× SDPA flash fails on the first and passes on the second, in both. Sleeps stand in for the kernels (a 2 ms
+    peer) and a name and capability for the GPU, so a GPU's path runs on a CPU."""
 
     def sleeping(ms):
         return lambda *args: time.sleep(ms / 1e3)
 
     monkeypatch.setattr(hopper_checks, "interpreter", lambda: False)
     monkeypatch.setattr(hopper_checks, "flash_available", lambda: True)
+    monkeypatch.setattr(hopper_checks, "this_gpu", lambda: gpu)
     monkeypatch.setattr(hopper_checks, "speed_inputs", lambda: (None, None, None))
     monkeypatch.setattr(hopper_checks, "sdpa_flash", sleeping(2.0))
+    bar = speed_bars.speed_bar(*gpu)
+    assert (bar is speed_bars.FALLBACK) == (gpu is A100)
     student = SimpleNamespace(hopper_attention=sleeping(student_ms))
     if passes:
         assert hopper_checks.speed(student) is None
     else:
-        with pytest.raises(AssertionError, match="SDPA flash"):
+        with pytest.raises(AssertionError, match=f"below {bar.bar:.2f}×"):
             hopper_checks.speed(student)
+    assert f"{gpu[0]}, B·H=32" in capsys.readouterr().out
     cell = unit10.UNIT.cells["test_hopper_speed"]
     judgement = Judgement(
         cell, ChildTiming(lambda: student.hopper_attention(None, None, None)), 0, on_gpu=True
@@ -119,6 +135,44 @@ def test_the_visible_speed_check_and_the_judge_decide_alike(monkeypatch, student
     cell.check(judgement)
     (verdict,) = judgement.cases[unit10.SPEED]
     assert (verdict[1] is None) == passes, verdict
+    if not passes:
+        assert f"below {bar.bar:.2f}×" in str(verdict[1]), verdict
+
+
+@pytest.mark.parametrize(
+    ("name", "capability", "family"),
+    [
+        ("NVIDIA H100 80GB HBM3", (9, 0), "H100"),
+        ("NVIDIA H100 PCIe", (9, 0), "H100"),
+        ("NVIDIA H200", (9, 0), "H200"),
+        ("NVIDIA GH200 480GB", (9, 0), ""),  # a word of the name, not a substring
+        ("NVIDIA A100-SXM4-80GB", (8, 0), ""),
+        ("NVIDIA B200", (10, 0), ""),
+    ],
+)
+def test_a_gpu_finds_its_speed_bar_by_family_and_capability(name, capability, family):
+    assert speed_bars.speed_bar(name, capability).family == family
+
+
+def test_every_speed_bar_comes_from_the_committed_results_and_the_fallback_is_lower():
+    """The table's rows, derived again from the files each row names: the H100's from the hopper float16 results,
+    the H200's from it times the ratio of the two GPUs' leaderboard forwards."""
+    h100, h200 = speed_bars.TABLE
+
+    def unit08_over_flash(leaderboard: str) -> float:
+        records = json.loads((ROOT / "benchmarks" / "results" / leaderboard).read_text())["records"]
+        return records["sdpa_flash"]["forward_ms"] / records["triton"]["forward_ms"]
+
+    measured = hopper_results.forward_ratio("triton", d=128, n=4096)
+    assert h100.unit08_over_flash == pytest.approx(measured, abs=5e-4)
+    converted = (
+        measured * unit08_over_flash("h200/leaderboard.json") / unit08_over_flash("h100/leaderboard.json")
+    )
+    assert h200.unit08_over_flash == pytest.approx(converted, abs=5e-4)
+    assert hopper_checks.SPEED_SHAPE[1:3] == (4096, 128)  # the shape the H100 row was measured at
+    assert speed_bars.FALLBACK.bar < min(row.bar for row in speed_bars.TABLE)
+    page = "\n".join(speed_bars.table_lines())
+    assert all(f"{row.bar:.2f}×" in page for row in (*speed_bars.TABLE, speed_bars.FALLBACK))
 
 
 def test_rows_far_below_zero_change_no_other_rows_softmax():
@@ -433,16 +487,23 @@ def test_gpu_speed_of_the_reference_is_reported_against_unit08_and_passes_the_vi
 
 @pytest.mark.gpu
 def test_gpu_visible_speed_check_fails_a_kernel_slower_than_the_bar():
-    """A forward that runs the reference three times a call is about a third as fast: below the bar, the visible
-    check fails as the judge does (issue 47: it only printed)."""
+    """A forward that runs the reference enough times a call to land at about half this GPU's bar (by the
+    reference's committed 1.49× SDPA flash) fails the visible check as the judge does (issue 47: it only printed)."""
+    calls = math.ceil(2 * hopper_results.forward_ratio("hopper") / hopper_checks.speed_bar().bar)
 
-    def three_times(q, k, v, is_causal=False):
-        for _ in range(2):
+    def repeated(q, k, v, is_causal=False):
+        for _ in range(calls - 1):
             reference.hopper_attention(q, k, v, is_causal)
         return reference.hopper_attention(q, k, v, is_causal)
 
     with pytest.raises(AssertionError, match="SDPA flash"):
-        hopper_checks.speed(SimpleNamespace(hopper_attention=three_times))
+        hopper_checks.speed(SimpleNamespace(hopper_attention=repeated))
+
+
+@pytest.mark.gpu
+def test_the_gpu_hosts_find_a_measured_speed_bar():
+    """The course's GPU hosts (H100, H200) grade with a row of the table, not the fallback."""
+    assert hopper_checks.speed_bar() is not speed_bars.FALLBACK, hopper_checks.this_gpu()
 
 
 def test_the_reference_refuses_a_scale_it_cannot_fold():
@@ -483,9 +544,7 @@ def test_the_h100_evidence_backs_the_units_claims():
         r["limit_shared"] >= 2 for r in hopper_results.occupancy(64) if r["kernel"] == "hopper_forward_kernel"
     )
     assert 1 < hopper_results.forward_ratio("triton") < 2  # the unit-08 kernel over SDPA flash, float16
-    assert (
-        0.6 < hopper_checks.bar_over_sdpa_flash() < 1.2
-    )  # the judge's bar in SDPA flash's units, for students
+    assert all(0.6 < row.bar < 1.2 for row in speed_bars.TABLE)  # the judge's bars in SDPA flash's units
     page = "\n".join(c.source for c in notebooks.read(NOTEBOOK).cells)
     for d, ratio in ((128, "over_bf16_hopper"), (128, "over_cudnn"), (64, "over_bf16_hopper")):
         ratios = [round(r[ratio], 2) for r in hopper_results.fp8_speedups() if r["d"] == d]

@@ -66,6 +66,9 @@ STATUS_ZH = {
 }
 
 
+FEEDBACK_PAGE = "job/feedback page"  # a `Row.seconds` key: part of "job", after its notebooks
+
+
 @dataclass
 class Row:
     """The result of one student's unit."""
@@ -83,7 +86,8 @@ class Row:
     node: str = ""  # the Ray node that graded it (`--ray`; empty on this machine's pool)
     # where the time went: "nb" -> nbgrader's autograde of it (execution and judge), "nb/judge" -> the judge,
     # "nb/grade_id" -> the judge's cases of that cell, "nb/stage/NAME" -> a stage of the notebook's run or of the
-    # judge (course.judge.kernel, course.judge.preprocessor), "job" -> the whole job, "merge" -> its share of a merge
+    # judge (course.judge.kernel, course.judge.preprocessor), "job" -> the whole job, FEEDBACK_PAGE -> the unit's
+    # feedback page, made at the job's end, "merge" -> its share of a merge
     seconds: dict[str, float] = field(default_factory=dict)
 
     @property
@@ -276,6 +280,8 @@ def grade_pair(
         row.checks.update(stats.cell_checks(nb, entry, hand))
         judged = entry.get("judge") or {}
         row.seconds[nb] = entry.get("seconds", 0.0)
+        if "page_seconds" in entry:
+            row.seconds[FEEDBACK_PAGE] = entry["page_seconds"]
         if judged:
             row.seconds[f"{nb}/judge"] = judged.get("seconds", 0.0)
             row.seconds.update({f"{nb}/{gid}": s for gid, s in judged.get("cell_seconds", {}).items()})

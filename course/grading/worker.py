@@ -295,7 +295,8 @@ def autograde(request: dict, result_path: Path) -> None:
     """Grade one unit, notebook by notebook, for one student or (student "*") every submitted student.
 
     With `"gradebook"` in the request, grades go to that database instead of the course root's; with
-    `"feedback"`, feedback HTML is written too (`feedback_students`).
+    `"feedback"`, feedback HTML is written too (`feedback_students`), and each of that student's notebook entries
+    gets the seconds the unit's page took ("page_seconds").
     """
     root, unit, student = Path(request["root"]), request["unit"], request["student"]
     private = {"db_url": gradebook_url(request["gradebook"])} if request.get("gradebook") else {}
@@ -323,7 +324,11 @@ def autograde(request: dict, result_path: Path) -> None:
     tell_feedback_late(api, request)
     for who in feedback_students(request):
         if (root / "autograded" / who / unit).is_dir():
+            began = time.monotonic()
             report(f"generate_feedback {unit} for {who}", api.generate_feedback(unit, who, force=True))
+            for entry in results.get(who, {}).values():
+                entry["page_seconds"] = round(time.monotonic() - began, 1)
+    save(result_path, results)
 
 
 def feedback(request: dict, result_path: Path) -> None:

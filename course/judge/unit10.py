@@ -10,8 +10,9 @@ judged on five properties plus a GPU-only speed cell:
 - the persistent grid: exactly one launch of the student's kernel, Q, K, V and O passed as `TensorDescriptor`s,
   and at most `utils.hopper.num_sms()` programs where a one-program-per-tile grid would have more (the child
   reports the resolved grid of every launch, `utils.hopper.record_launches`; the judge decides);
-- speed (GPU only): the forward at `utils.checks.hopper.SPEED_SHAPE` reaches `bar_over_sdpa_flash()` times SDPA
-  flash's throughput (`SPEEDUP_OVER_UNIT08` of the unit-08 kernel's, by the course's H100 results), the peer timed
+- speed (GPU only): the forward at `utils.checks.hopper.SPEED_SHAPE` reaches `speed_bar()` times SDPA flash's
+  throughput (`SPEEDUP_OVER_UNIT08` of the unit-08 kernel's, converted for the grading GPU's class by
+  `utils.speed_bars`: the label names no number, so a property keeps its name on every GPU), the peer timed
   here, in rounds alternating with the student's (`course.judge.triton_calls.speed_ratios`): the same peer, bar
   and measurement as the visible self-check, which a student runs without the course's kernels (issue 47).
 
@@ -50,9 +51,9 @@ PERSISTENT = (
     "a grid of at most #SMs"
 )
 SPEED = (
-    f"前向吞吐量至少为 SDPA flash 的 {checks.bar_over_sdpa_flash():.2f} 倍（单元 08 内核的 {checks.SPEEDUP_OVER_UNIT08} 倍）"
-    f" · forward throughput at least {checks.bar_over_sdpa_flash():.2f}× SDPA flash's "
-    f"({checks.SPEEDUP_OVER_UNIT08}× the unit-08 kernel's)"
+    f"前向吞吐量达到本 GPU 类别的阈值（单元 08 内核的 {checks.SPEEDUP_OVER_UNIT08} 倍，换算成 SDPA flash 的倍数）"
+    f" · forward throughput at the GPU class's bar ({checks.SPEEDUP_OVER_UNIT08}× the unit-08 kernel's, in "
+    "multiples of SDPA flash's)"
 )
 
 
@@ -133,7 +134,7 @@ def hopper_speed(j: Judgement) -> None:
     b, n, d, _ = checks.SPEED_SHAPE
     with j.case(SPEED, f"B·H = {b}, N = {n}, d = {d}, float16, non-causal"):
         j.expect(checks.flash_available(), *checks.NO_FLASH)
-        bar = checks.bar_over_sdpa_flash()
+        bar = checks.speed_bar()
         peer = [checks.speed_call(checks.sdpa_flash)]
-        (ratio,) = triton_calls.speed_ratios(j, "utils.checks.hopper.judged_speed", peer, bar)
-        j.expect(ratio >= bar, *checks.too_slow(ratio, bar))
+        (ratio,) = triton_calls.speed_ratios(j, "utils.checks.hopper.judged_speed", peer, bar.bar)
+        j.expect(ratio >= bar.bar, *checks.too_slow(ratio, bar))

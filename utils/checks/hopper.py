@@ -10,14 +10,14 @@ Tolerances against float64: `utils.checks.flash_triton.TOL` (TF32 allowed for fl
 Speed (GPU only, the `test_hopper_speed` cell): the forward at `SPEED_SHAPE`, non-causal, against SDPA's flash
 backend (in PyTorch, so on every machine the judge and a student's run), timed the one way both use
 (`utils.measure.speed_ratios`: alternating rounds under the GPU timing lock, a far too slow warm call failing at
-once). The bar, `bar_over_sdpa_flash()`, is `SPEEDUP_OVER_UNIT08` times the course's unit-08 kernel's throughput,
-converted into SDPA flash's by the course's committed H100 measurement (`utils.hopper_results.forward_ratio`): no
+once). The bar, `speed_bar()`, is `SPEEDUP_OVER_UNIT08` times the course's unit-08 kernel's throughput, converted
+into SDPA flash's for this GPU's class by `utils.speed_bars` (measured rows, a conservative fallback elsewhere): no
 speedup asked for, a check that descriptors and a persistent grid kept unit 08's speed. Calibration on the H100
 (Triton 3.6): the reference Hopper kernel ran at 1.10x the unit-08 kernel alone on the GPU
 (`benchmarks/hopper_check.py`) and at 0.86x in the same process, timed in alternating rounds; a threshold of 0.9
 failed the reference on a regrade with 9 gradings at once. 0.6 leaves it a margin of 1.4x. Issue 21 asks the
 course's Hopper kernel for more. Issue 47: the peer was the unit-08 kernel, which the student bundle cannot carry,
-so a student's check only printed numbers.
+so a student's check only printed numbers; the bar was the H100's on every GPU.
 """
 
 from __future__ import annotations
@@ -27,14 +27,15 @@ import sys
 
 import torch
 
-from utils import hopper, hopper_results
+from utils import hopper, speed_bars
 from utils.attention import course_kernels
 from utils.checks import flash_triton as unit08
 from utils.checks.launches import ATTENTION_OPS, count_launches, forbid_torch_ops, require_launches
 from utils.grading import assert_close, forbid_shortcuts, random_qkv, reference_attention
 from utils.measure import round_ms, speed_ratios
 from utils.messages import bilingual
-from utils.runtime import device, interpreter
+from utils.runtime import device, interpreter, mode
+from utils.speed_bars import SPEEDUP_OVER_UNIT08, SpeedBar
 
 F32, F16, BF16 = torch.float32, torch.float16, torch.bfloat16
 HEAD_DIMS = (64, 128)
@@ -61,7 +62,6 @@ GPU_CASES = [
 FAR_BELOW_ROWS = slice(0, None, 5)  # the visible cases' rows of scores far below 0
 
 SPEED_SHAPE = (32, 4096, 128, F16)  # B·H, N, d, dtype (non-causal: the case where cuDNN led unit 08 most)
-SPEEDUP_OVER_UNIT08 = 0.6  # of the unit-08 kernel's throughput, on the H100
 CPU_SPEED_NOTE = bilingual(
     "速度只在 GPU 上评分：本单元格在这里得 0 分（解释器中无法测量速度；与单元 09 不同，那里只在 GPU 上测的性质在 CPU "
     "上不计入权重，而这个单元格只有速度一项）；教师会在 GPU 上评分",
@@ -169,21 +169,23 @@ def flash_available() -> bool:
     return cap is not None and cap >= (8, 0)
 
 
-def bar_over_sdpa_flash() -> float:
-    """The speed point's bar in units of SDPA flash's throughput: SPEEDUP_OVER_UNIT08 times the unit-08 kernel's
-    ratio to SDPA flash in the course's committed float16 forward on the H100 (d = 128, N = 4096, non-causal)."""
-    return SPEEDUP_OVER_UNIT08 * hopper_results.forward_ratio(
-        "triton", "sdpa_flash", d=SPEED_SHAPE[2], n=SPEED_SHAPE[1]
-    )
+def this_gpu() -> tuple[str, tuple[int, int] | None]:
+    """(device name, compute capability) of the GPU this process times on."""
+    return mode().name, hopper.capability()
 
 
-def too_slow(ratio: float, bar: float) -> tuple[str, str]:
+def speed_bar() -> SpeedBar:
+    """The speed point's bar for this GPU's class (`utils.speed_bars`), the one the judge and the visible check use."""
+    return speed_bars.speed_bar(*this_gpu())
+
+
+def too_slow(ratio: float, bar: SpeedBar) -> tuple[str, str]:
     """(zh, en): the speed point's verdict when `ratio` (over SDPA flash) is below `bar`."""
     return (
-        f"前向吞吐量为 SDPA flash 的 {ratio:.2f} 倍，低于 {bar:.2f} 倍（单元 08 内核的 {SPEEDUP_OVER_UNIT08} 倍）："
-        "试试更大的分块、num_stages",
-        f"forward at {ratio:.2f}× SDPA flash's throughput, below {bar:.2f}× ({SPEEDUP_OVER_UNIT08}× the unit-08 "
-        "kernel's): try larger tiles and num_stages",
+        f"前向吞吐量为 SDPA flash 的 {ratio:.2f} 倍，低于 {bar.bar:.2f} 倍（单元 08 内核的 {SPEEDUP_OVER_UNIT08} 倍，"
+        f"{bar.source[0]}）：试试更大的分块、num_stages",
+        f"forward at {ratio:.2f}× SDPA flash's throughput, below {bar.bar:.2f}× ({SPEEDUP_OVER_UNIT08}× the unit-08 "
+        f"kernel's, {bar.source[1]}): try larger tiles and num_stages",
     )
 
 
@@ -199,31 +201,34 @@ def speed_call(attention):
 
 
 def speed(module) -> int | None:
-    """The `test_hopper_speed` cell, measured and decided as the judge does: 0 in the interpreter and without SDPA
-    flash (by value); on a GPU None when the student's forward reaches `bar_over_sdpa_flash()`, else
-    AssertionError."""
+    """The `test_hopper_speed` cell, measured and decided as the judge does: the bars per GPU class printed first;
+    0 in the interpreter and without SDPA flash (by value); on a GPU None when the student's forward reaches
+    `speed_bar()`, else AssertionError."""
+    print(bilingual("速度阈值（按 GPU 类别）：", "speed bars by GPU class:"))
+    for line in speed_bars.table_lines():
+        print("  " + line)
     if interpreter():
         print(CPU_SPEED_NOTE)
         return 0
     if not flash_available():
         print(bilingual(*NO_FLASH))
         return 0
-    bar = bar_over_sdpa_flash()
+    bar = speed_bar()
     student = speed_call(lambda q, k, v: module.hopper_attention(q, k, v, False))
     peer = speed_call(sdpa_flash)
     (ratio,) = speed_ratios(
-        lambda repeats: round_ms([peer], repeats), lambda repeats: round_ms([student], repeats), bar
+        lambda repeats: round_ms([peer], repeats), lambda repeats: round_ms([student], repeats), bar.bar
     )
     b, n, d, _ = SPEED_SHAPE
-    calibrated = hopper_results.read_json("float16/results.json")["environment"]["device"]
+    name = this_gpu()[0]
     print(
-        f"B·H={b}, N={n}, d={d}, float16: "
+        f"{name}, B·H={b}, N={n}, d={d}, float16: "
         + bilingual(
-            f"SDPA flash 的 {ratio:.2f} 倍（要求 {bar:.2f} 倍，按 {calibrated} 上的结果换算）",
-            f"{ratio:.2f}× SDPA flash (bar {bar:.2f}×, converted on the {calibrated})",
+            f"SDPA flash 的 {ratio:.2f} 倍（要求 {bar.bar:.2f} 倍，{bar.source[0]}）",
+            f"{ratio:.2f}× SDPA flash (bar {bar.bar:.2f}×, {bar.source[1]})",
         )
     )
-    if ratio < bar:
+    if ratio < bar.bar:
         raise AssertionError(bilingual(*too_slow(ratio, bar)))
     return None
 
@@ -254,7 +259,6 @@ __all__ = [
     "GPU_CASES",
     "SPEEDUP_OVER_UNIT08",
     "SPEED_SHAPE",
-    "bar_over_sdpa_flash",
     "check_launches",
     "flash_available",
     "far_below_zero",
@@ -263,7 +267,9 @@ __all__ = [
     "judged_speed",
     "sdpa_flash",
     "speed",
+    "speed_bar",
     "speed_call",
     "too_slow",
+    "this_gpu",
     "tiles_exceed_sms",
 ]
