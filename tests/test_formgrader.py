@@ -1,9 +1,10 @@
 """`course formgrader` (issue 46, item 2): JupyterLab's formgrader works on the course folder. The guide's former
 launch, `jupyter lab` in the checkout, serves formgrader's error (the course folder lies outside the server's
 root); the command's launch answers formgrader's API with the course's units, with no terminals, and serves the
-files a student handed in as sandboxed downloads, and refuses formgrader?path= (another folder's configuration,
-run as Python) (issue 45; the attacks in a browser: tests/browser). Each case starts one real server (~10 s); no
-browser (the formgrader's pages in Chromium are the browser suite's)."""
+files a student handed in (from submitted/) as sandboxed downloads, and refuses formgrader?path= (another folder's
+configuration, run as Python) (issue 45; the attacks in a browser: tests/browser). Each case starts one real server
+(~10 s); no browser (the formgrader's pages in Chromium are the browser suite's). The course's pages answer before
+nbgrader's whichever extension loads first (no server, < 1 s)."""
 
 import json
 import subprocess
@@ -51,8 +52,8 @@ def get(url: str, token: str) -> tuple[int, dict]:
 @pytest.mark.parametrize("launch", ["course formgrader", "jupyter lab in the checkout"])
 def test_formgrader_works_on_the_course_folder_only_through_the_command(launch, tmp_path):
     course = make_course(tmp_path / "course", ROOT)
-    (course.autograded / "alice" / UNIT / "work.html").write_text("<script>fetch('/api/contents')</script>")
     handed_in, ran = course.submitted / "alice" / UNIT, tmp_path / "ran"
+    (handed_in / "work.html").write_text("<script>fetch('/api/contents')</script>")  # stays in submitted/
     (handed_in / "nbgrader_config.py").write_text(f"open({str(ran)!r}, 'w').close()\n")
     with Gradebook(gradebook_db.url(course), gradebook_db.COURSE_ID) as gb:
         submission = gb.find_submission_notebook(NB, UNIT, "alice").id
@@ -106,3 +107,41 @@ def test_the_hub_s_instructor_server_runs_as_course_formgrader(tmp_path):
     assert server.terminals_enabled is False
     assert server.jpserver_extensions == {FILES_AS_DOWNLOADS: True}
     assert server.tornado_settings["headers"]["Content-Security-Policy"] == "frame-ancestors 'self'"
+
+
+@pytest.mark.parametrize("first", ["course", "nbgrader"])
+def test_the_course_s_pages_answer_whichever_extension_loads_first(first):
+    """The course's formgrader pages (no ?path=, plain ids, a student's files from submitted/) answer before
+    nbgrader's own, also when nbgrader's formgrader loads first: jupyter_server loads extensions by name, so only the
+    names' order ("course…" before "nbgrader…") made them win before (the "nbgrader" case failed). No server: a
+    tornado application given both extensions' routes, in either order."""
+    from types import SimpleNamespace
+
+    from nbgrader.server_extensions.formgrader.formgrader import FormgradeExtension
+    from nbgrader.server_extensions.formgrader.handlers import SubmissionHandler, SubmissionNavigationHandler
+    from tornado.httputil import HTTPHeaders, HTTPServerRequest, RequestStartLine
+    from tornado.web import Application
+
+    from course.grading import formgrader_files
+
+    app = Application(base_url="/")
+    loads = {
+        "course": lambda: formgrader_files._load_jupyter_server_extension(SimpleNamespace(web_app=app)),
+        "nbgrader": lambda: FormgradeExtension.init_handlers(None, app),  # as nbgrader's extension adds them
+    }
+    for name in sorted(loads, key=lambda name: name != first):
+        loads[name]()
+
+    def page(path: str) -> type:
+        request = HTTPServerRequest(
+            start_line=RequestStartLine("GET", path, "HTTP/1.1"), headers=HTTPHeaders(Host="localhost")
+        )
+        return app.find_handler(request).handler_class
+
+    assert page("/formgrader") is formgrader_files.FormgraderOnTheCourse
+    assert issubclass(page("/formgrader/gradebook/unit"), formgrader_files.PlainIds)
+    for path in ("/formgrader/submissions/abc/work.html", "/formgrader/submissions//abc/work.html"):
+        assert page(path) is formgrader_files.SubmittedFiles
+    # a submission's page and its links stay nbgrader's
+    assert page("/formgrader/submissions/abc/") is SubmissionHandler
+    assert page("/formgrader/submissions/abc/next") is SubmissionNavigationHandler

@@ -16,15 +16,23 @@ instructor's server: one click on such a link (in a student's answer, on any web
 ran the code of a student's handed-in folder (submitted/<student>/<unit>/nbgrader_config.py) as the instructor.
 The course has one course folder; `path` is refused. nbgrader's pages of a unit, a notebook or a student write the
 ids in their URL into their HTML unescaped: a link to formgrader/gradebook/x";alert(1);" ran its script; an id
-that is not plain is not found. This extension's handlers come before nbgrader's for the same paths because
-jupyter_server loads extensions in the order of their names ("course…" before "nbgrader…").
+that is not plain is not found.
+
+autograded/ holds a submission's notebooks alone (course.grading.worker.records_beside_notebooks): the files a
+student handed in beside them are served from submitted/, where intake put them, as downloads.
+
+This extension's routes are nbgrader's own, in nbgrader's order, with the pages it changes swapped for the course's;
+they go ahead of every other extension's whatever order the extensions load in (jupyter_server loads them by name,
+and nbgrader's routes end in a 404 for any other formgrader path).
 """
 
 from __future__ import annotations
 
+import os
 import re
 
 from jupyter_server.utils import url_path_join
+from nbgrader.api import MissingEntry
 from nbgrader.server_extensions.formgrader import handlers as nbgrader_pages
 from tornado.web import HTTPError, OutputTransform
 
@@ -78,15 +86,6 @@ class PlainIds:
         return await super().prepare(*args, **kwargs)
 
 
-def pages_with_plain_ids(base_url: str) -> list[tuple]:
-    """nbgrader's routes to PAGES_WITH_IDS, each to its page behind PlainIds."""
-    return [
-        (url_path_join(base_url, pattern.lstrip("/")), type(page.__name__, (PlainIds, page), {}))
-        for pattern, page, *_ in nbgrader_pages.default_handlers
-        if page in PAGES_WITH_IDS
-    ]
-
-
 class FormgraderOnTheCourse(nbgrader_pages.FormgraderHandler):
     """nbgrader's /formgrader, refusing its `path` argument (another folder's nbgrader_config.py)."""
 
@@ -102,9 +101,44 @@ class FormgraderOnTheCourse(nbgrader_pages.FormgraderHandler):
         return super().get()
 
 
+class SubmittedFiles(nbgrader_pages.SubmissionFilesHandler):
+    """nbgrader's files of a submission (formgrader/submissions/<submission>/<file>), read from submitted/, where
+    what the student handed in beside the notebook stays (nbgrader's read autograded/)."""
+
+    def parse_url_path(self, url_path):
+        found = re.match(r"([^/]+)/(.*)", url_path.lstrip("/"))
+        try:
+            submission = self.gradebook.find_submission_notebook_by_id(found[1] if found else "")
+        except MissingEntry:
+            raise HTTPError(404, bilingual("没有这份提交", "no such submission")) from None
+        folder = self.coursedir.format_path(
+            self.coursedir.submitted_directory, submission.student.id, submission.assignment.assignment.name
+        )
+        return os.path.join(os.path.abspath(folder), found[2])
+
+
+# nbgrader's pages the course changes, and the course's page for each
+COURSE_PAGES = {
+    nbgrader_pages.FormgraderHandler: FormgraderOnTheCourse,
+    nbgrader_pages.SubmissionFilesHandler: SubmittedFiles,
+    **{page: type(page.__name__, (PlainIds, page), {}) for page in PAGES_WITH_IDS},
+}
+
+
+def course_routes(base_url: str) -> list[tuple]:
+    """nbgrader's routes of its pages, in its order (a submission's files after its page and its links), each
+    page the course changes swapped for the course's."""
+    return [
+        (url_path_join(base_url, pattern.lstrip("/")), COURSE_PAGES.get(page, page), *options)
+        for pattern, page, *options in nbgrader_pages.default_handlers
+    ]
+
+
 def _load_jupyter_server_extension(serverapp) -> None:
     web_app = serverapp.web_app
     web_app.add_transform(StudentFilesAsDownloads)
-    base_url = web_app.settings["base_url"]
-    formgrader = url_path_join(base_url, "/formgrader/?")
-    web_app.add_handlers(".*$", [(formgrader, FormgraderOnTheCourse), *pages_with_plain_ids(base_url)])
+    web_app.add_handlers(".*$", course_routes(web_app.settings["base_url"]))
+    # tornado tries its rules in the order they were added (each extension's, the server's own): the course's goes
+    # first, whether nbgrader's formgrader loaded before this extension or loads after it
+    rules = web_app.default_router.rules
+    rules.insert(0, rules.pop(-2))

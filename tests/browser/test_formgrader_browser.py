@@ -8,7 +8,7 @@ answer (a markdown cell) carries a <script>, an <img onerror> and an <svg onload
 server's API and writes it back as stolen-<how>.txt, then opens a terminal; a last link makes formgrader read the
 nbgrader_config.py handed in (Python that steals the same way); the student's name in the roster is one more
 <img onerror>; a <span> of the answer wears the classes of formgrader's "Full credit" button. The instructor opens
-the submission in formgrader, follows its links, opens the student's feedback and the .html file copied beside it
+the submission in formgrader, follows its links, opens the student's feedback and the .html file handed in
 through the Lab's /files/, and the notebook itself in the Lab (formgrader's "Open live notebook"; JupyterLab's own
 sanitiser); the same script run in formgrader's page by the test itself (the control) does steal, so the payload is
 a working one."""
@@ -97,9 +97,8 @@ def settings_link(course) -> str:
 
 
 def hostile_submission(course) -> None:
-    """HOSTILE's written answer made HOSTILE_ANSWER, the files handed in beside the notebook (autograded/ and
-    feedback/, as the worker copies them; nbgrader_config.py in submitted/), and the feedback of that notebook as
-    the course makes it."""
+    """HOSTILE's written answer made HOSTILE_ANSWER, the files handed in beside the notebook (in submitted/, where
+    they stay: formgrader serves them from there), and the feedback of that notebook as the course makes it."""
     for folder in (course.submitted, course.autograded):
         path = folder / HOSTILE / UNIT / f"{NB}.ipynb"
         nb = notebooks.read(path)
@@ -113,8 +112,7 @@ def hostile_submission(course) -> None:
     feedback.mkdir(parents=True)
     (feedback / f"{NB}.html").write_text(feedback_html(nb))
     for name, text in HANDED_IN.items():
-        for folder in (course.autograded / HOSTILE / UNIT, feedback):
-            (folder / name).write_text(text)
+        (course.submitted / HOSTILE / UNIT / name).write_text(text)
     (course.root / SECRET_FILE).write_text(SECRET)
 
 
@@ -205,8 +203,9 @@ def test_a_student_s_script_never_runs_with_the_instructor_s_rights(formgrader, 
         page.goto(f"{url}formgrader/submissions/{submission}/")
         page.locator(f'a[href="{link}"]').click()
         settle(page)
-    for opened in (f"{NB}.html", "evil.html"):  # the student's feedback, and the file copied beside it
-        page.goto(f"{url}files/feedback/{HOSTILE}/{UNIT}/{opened}")
+    # the student's feedback, and the file handed in beside the notebook
+    for opened in (f"feedback/{HOSTILE}/{UNIT}/{NB}.html", f"submitted/{HOSTILE}/{UNIT}/evil.html"):
+        page.goto(f"{url}files/{opened}")
         settle(page)
     page.goto(f"{url}lab/tree/autograded/{HOSTILE}/{UNIT}/{NB}.ipynb")  # formgrader's "Open live notebook"
     expect(page.locator(".jp-MarkdownOutput", has_text="My answer.")).to_be_attached(timeout=TIMEOUT_MS)
