@@ -145,3 +145,27 @@ def test_the_course_s_pages_answer_whichever_extension_loads_first(first):
     # a submission's page and its links stay nbgrader's
     assert page("/formgrader/submissions/abc/") is SubmissionHandler
     assert page("/formgrader/submissions/abc/next") is SubmissionNavigationHandler
+
+
+def test_the_submission_page_s_policy_names_only_its_template_s_inline_scripts():
+    """formgrader_csp.policy: the hashes of the inline scripts and handlers before the notebook (nbgrader's
+    template), none of what follows (where a student's cells are) nor of text that only looks like a handler (a
+    student's name, escaped: it was hashed as one), scripts by URL from formgrader's static folder only (not
+    'self': a student's .js is on the server's origin); a page without a notebook gets no inline script."""
+    from course.grading.formgrader_csp import policy, source_hash
+
+    page = (
+        b'<head><script>var id = "x";</script><script src="/formgrader/static/a.js"></script></head>'
+        b'<body><span onclick="toggle_name(true);">&lt;img src="x" onerror="named()"&gt;</span>'
+        b'<div class="box" id="notebook"><script>steal()</script><img src="x" onerror="steal()"></div></body>'
+    )
+    static = "http://localhost:8888/formgrader/static/"
+    found = policy(page, static).split("; ")
+    sources = found[0].split()
+    assert sources[:2] == ["script-src", static] and "'self'" not in sources
+    assert {source_hash('var id = "x";'), "'unsafe-hashes'", source_hash("toggle_name(true);")} <= set(
+        sources
+    )
+    assert source_hash("steal()") not in sources and source_hash("named()") not in sources
+    assert found[1:] == ["object-src 'none'", "base-uri 'none'", "frame-ancestors 'self'"]
+    assert "'sha256-" not in policy(page.replace(b'id="notebook"', b'id="elsewhere"'), static)

@@ -9,7 +9,7 @@ submission's page is sent as an attachment (the browser saves it, never shows it
 Content-Security-Policy of no content and a sandbox (were it shown, no script runs, in a unique origin), and never
 sniffed as another type. Images such a page loads are not affected (a browser ignores both headers for an <img>);
 the submission's page itself (formgrader/submissions/<submission>/) is nbgrader's, its markdown sanitised by the
-course's template (nbgrader_config.py).
+course's template (nbgrader_config.py), sent under the policy of course.grading.formgrader_csp.
 
 nbgrader's /formgrader?path=FOLDER made formgrader load FOLDER's nbgrader_config.py, a Python file, in the
 instructor's server: one click on such a link (in a student's answer, on any web page, since it is a plain GET)
@@ -36,6 +36,7 @@ from nbgrader.api import MissingEntry
 from nbgrader.server_extensions.formgrader import handlers as nbgrader_pages
 from tornado.web import HTTPError, OutputTransform
 
+from course.grading.formgrader_csp import policy
 from utils.messages import bilingual
 
 # after the server's base URL: what nbgrader routes under SUBMISSIONS is its page of one submission (SUBMISSION_PAGE),
@@ -71,6 +72,23 @@ class StudentFilesAsDownloads(OutputTransform):
     def transform_first_chunk(self, status_code, headers, chunk, finishing):
         if self.student_file:
             headers.update(DOWNLOAD_HEADERS)
+        return status_code, headers, chunk
+
+
+class SubmissionPagePolicy(OutputTransform):
+    """formgrader_csp's policy on formgrader's page of a submission, computed from the page as sent (nbgrader
+    writes it whole, so it is the first chunk)."""
+
+    def __init__(self, request):
+        super().__init__(request)
+        path = request.path
+        page = SUBMISSION_PAGE.search(path)
+        base = path[: page.start()] if page else ""
+        self.static = f"{request.protocol}://{request.host}{base}/formgrader/static/" if page else None
+
+    def transform_first_chunk(self, status_code, headers, chunk, finishing):
+        if self.static is not None:
+            headers["Content-Security-Policy"] = policy(chunk if finishing else b"", self.static)
         return status_code, headers, chunk
 
 
@@ -137,6 +155,7 @@ def course_routes(base_url: str) -> list[tuple]:
 def _load_jupyter_server_extension(serverapp) -> None:
     web_app = serverapp.web_app
     web_app.add_transform(StudentFilesAsDownloads)
+    web_app.transforms.insert(0, SubmissionPagePolicy)  # before a compression transform: the page as written
     web_app.add_handlers(".*$", course_routes(web_app.settings["base_url"]))
     # tornado tries its rules in the order they were added (each extension's, the server's own): the course's goes
     # first, whether nbgrader's formgrader loaded before this extension or loads after it

@@ -7,7 +7,9 @@ answer (a markdown cell) carries a <script>, an <img onerror> and an <svg onload
 .svg handed in beside the notebook, each a real script that reads a file only the instructor may read through the
 server's API and writes it back as stolen-<how>.txt, then opens a terminal; a last link makes formgrader read the
 nbgrader_config.py handed in (Python that steals the same way); the student's name in the roster is one more
-<img onerror>; a <span> of the answer wears the classes of formgrader's "Full credit" button. The instructor opens
+<img onerror>; a <span> of the answer wears the classes of formgrader's "Full credit" button; and a script and
+an <img onerror> are planted in formgrader's page as if past its sanitiser (its Content-Security-Policy stops
+them). The instructor opens
 the submission in formgrader, follows its links, opens the student's feedback and the .html file handed in
 through the Lab's /files/, and the notebook itself in the Lab (formgrader's "Open live notebook"; JupyterLab's own
 sanitiser); the same script run in formgrader's page by the test itself (the control) does steal, so the payload is
@@ -154,6 +156,15 @@ def test_course_formgrader_opens_on_the_course_folder(formgrader, page):
         expect(row).to_contain_text("3 / 12")  # the autograded 3 of 9 and the written answer's 0 of 3
 
 
+# a script and an inline handler added to formgrader's page, as a student's cell would bring them
+PLANT = """([script, img]) => {
+    const element = document.createElement("script");
+    element.textContent = script;
+    document.body.append(element);
+    document.body.insertAdjacentHTML("beforeend", img);
+}"""
+
+
 def settle(page) -> None:
     """Wait until the page has loaded and no request has been in flight for half a second (a script the page ran
     has made its requests by then)."""
@@ -183,7 +194,8 @@ def test_a_student_s_script_never_runs_with_the_instructor_s_rights(formgrader, 
     with Gradebook(gradebook_db.url(course), gradebook_db.COURSE_ID) as gb:
         submission = gb.find_submission_notebook(NB, UNIT, HOSTILE).id
     page.goto(f"{url}api/status?token={token}")  # logged in to the whole server, as the Lab logs in
-    page.goto(f"{url}formgrader/submissions/{submission}/")  # as a TA grades it
+    response = page.goto(f"{url}formgrader/submissions/{submission}/")  # as a TA grades it
+    assert "object-src 'none'" in response.headers["content-security-policy"]  # formgrader_csp
     expect(page.locator(".nbgrader_cell", has_text="My answer.")).to_be_visible()
     settle(page)
     score = page.locator(f"input.score#{WRITTEN}")  # hand grading still works on the sanitised page
@@ -209,6 +221,11 @@ def test_a_student_s_script_never_runs_with_the_instructor_s_rights(formgrader, 
         settle(page)
     page.goto(f"{url}lab/tree/autograded/{HOSTILE}/{UNIT}/{NB}.ipynb")  # formgrader's "Open live notebook"
     expect(page.locator(".jp-MarkdownOutput", has_text="My answer.")).to_be_attached(timeout=TIMEOUT_MS)
+    settle(page)
+    page.goto(f"{url}formgrader/submissions/{submission}/")  # as if past the sanitiser: the policy stops them
+    page.evaluate(
+        PLANT, [payload("planted-script"), f'<img src="nowhere.png" onerror="{attribute("planted-img")}">']
+    )
     settle(page)
     assert stolen(course) == {}
     page.goto(f"{url}formgrader/submissions/{submission}/")
