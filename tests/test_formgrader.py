@@ -73,6 +73,7 @@ def test_formgrader_works_on_the_course_folder_only_through_the_command(launch, 
             get(f"{url}formgrader/{path}", token)[0]
             for path in ("manage_students/alice", f"gradebook/{UNIT}/{NB}")
         ]
+        _, page = get(f"{url}formgrader/submissions/{submission}/", token)
         files = [  # the link as the page makes it, and a path nbgrader routes to the same file
             get(f"{url}formgrader/submissions/{path}", token)
             for path in (f"{submission}/work.html", f"/{submission}/work.html")
@@ -85,6 +86,8 @@ def test_formgrader_works_on_the_course_folder_only_through_the_command(launch, 
         assert terminals == 404
         assert other_folder == 403 and not ran.exists()  # the student's nbgrader_config.py ran here before
         assert reflected == [404, 404, 404] and plain == [200, 200]  # the first three answered 200 before
+        # the submission's page: its scripts named by hash, and no ETag (a 304 would carry a policy without them)
+        assert "'sha256-" in page["Content-Security-Policy"] and "Etag" not in page
         for file_status, file_headers in files:
             assert file_status == 200 and file_headers["Content-Disposition"] == "attachment"
             assert file_headers["Content-Security-Policy"] == "default-src 'none'; sandbox"
@@ -142,8 +145,9 @@ def test_the_course_s_pages_answer_whichever_extension_loads_first(first):
     assert issubclass(page("/formgrader/gradebook/unit"), formgrader_files.PlainIds)
     for path in ("/formgrader/submissions/abc/work.html", "/formgrader/submissions//abc/work.html"):
         assert page(path) is formgrader_files.SubmittedFiles
-    # a submission's page and its links stay nbgrader's
-    assert page("/formgrader/submissions/abc/") is SubmissionHandler
+    # a submission's page is nbgrader's, sent whole; its links stay nbgrader's
+    assert page("/formgrader/submissions/abc/") is formgrader_files.WholeSubmissionPage
+    assert issubclass(formgrader_files.WholeSubmissionPage, SubmissionHandler)
     assert page("/formgrader/submissions/abc/next") is SubmissionNavigationHandler
 
 

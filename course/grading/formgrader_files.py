@@ -135,9 +135,18 @@ class SubmittedFiles(nbgrader_pages.SubmissionFilesHandler):
         return os.path.join(os.path.abspath(folder), found[2])
 
 
+class WholeSubmissionPage(nbgrader_pages.SubmissionHandler):
+    """nbgrader's page of a submission, always sent whole (no ETag, so never a 304): its policy is computed from the
+    page, and a 304, which has no page, would carry one that runs none of its scripts."""
+
+    def compute_etag(self):
+        return None
+
+
 # nbgrader's pages the course changes, and the course's page for each
 COURSE_PAGES = {
     nbgrader_pages.FormgraderHandler: FormgraderOnTheCourse,
+    nbgrader_pages.SubmissionHandler: WholeSubmissionPage,
     nbgrader_pages.SubmissionFilesHandler: SubmittedFiles,
     **{page: type(page.__name__, (PlainIds, page), {}) for page in PAGES_WITH_IDS},
 }
