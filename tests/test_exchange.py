@@ -2,6 +2,12 @@
 folder, two students (each with a home folder of their own) fetch it, answer and submit, the instructor
 collects, grades with `course grade` (one student late, one with an extension), releases the feedback, and the
 students fetch it. Unit 06 is PyTorch only and one of the fastest to grade on CPU (about 2-3 minutes here).
+
+Alice hands in, beside her notebook, pages of her own (`feedback.html`, `flash_attention_pytorch.html`, the name of
+the course's page), a script and an `nbgrader_config.py` (issue 45): they stay in `submitted/`, and the feedback
+folders, and the exchange the students fetch from, hold the course's pages alone. Before, nbgrader copied them into
+`autograded/` and `feedback/`, and `release_feedback` put her `feedback.html` into the exchange beside the course's
+page.
 """
 
 import csv
@@ -13,11 +19,20 @@ import sys
 from pathlib import Path
 
 from course import ROOT, notebooks
-from course.grading import grade, submissions
+from course.grading import feedback, grade, submissions
+from course.grading.feedback_exchange import page_hash
 from course.layout import COURSE, Course
 
 UNIT = "06_flash_attention_pytorch"
 COURSE_ID = "flash-attention-first-principles"
+NOTEBOOK = "flash_attention_pytorch.ipynb"
+HANDED_IN = {  # alice's files beside her notebook
+    "feedback.html": "<script>alert('feedback')</script>",
+    "flash_attention_pytorch.html": "<h1>ALICE'S OWN PAGE: full marks</h1>",
+    "notes.js": "alert('js')",
+    "nbgrader_config.py": "c = get_config()\n",
+}
+RECORDS = {"timestamp.txt", "submission_secret.txt"}  # nbgrader's own, which release_feedback reads
 
 
 def nbgrader(*args: str, cwd: Path, home: Path) -> str:
@@ -52,6 +67,8 @@ def test_release_fetch_submit_collect_grade_and_feedback(tmp_path):
         fetched = home / UNIT / "flash_attention_pytorch.ipynb"
         answers = submissions.reference_answers(notebooks.read(course.source / UNIT / fetched.name))
         notebooks.write(submissions.filled(notebooks.read(fetched), answers), fetched)
+        for file, text in HANDED_IN.items() if name == "alice" else ():
+            (fetched.parent / file).write_text(text)
         nbgrader("submit", UNIT, f"--student={name}", *student, cwd=home, home=home)
 
     # The deadline passed an hour before the students submitted; alice has a one-day extension.
@@ -77,9 +94,17 @@ def test_release_fetch_submit_collect_grade_and_feedback(tmp_path):
     assert float(table["bob"]["final_score"]) == full * 0.75
     assert table["bob"]["device"] == "cpu" and table["bob"]["salt_id"] not in ("", "none")
 
+    assert feedback.refresh(course, [UNIT], force=True) == ([("alice", UNIT), ("bob", UNIT)], [])
     nbgrader("release_feedback", UNIT, *instructor, cwd=ROOT, home=tmp_path)
+    kept = {p.name for p in (course.submitted / "alice" / UNIT).iterdir()}
+    assert set(HANDED_IN) | RECORDS | {NOTEBOOK} == kept  # for review, as handed in
+    for folder, made in ((course.autograded, NOTEBOOK), (course.feedback, "flash_attention_pytorch.html")):
+        assert {p.name for p in (folder / "alice" / UNIT).iterdir()} == RECORDS | {made}
+    secrets = {name: (course.submitted / name / UNIT / "submission_secret.txt").read_text() for name in homes}
+    released = {p.name for p in (exchange / COURSE_ID / "feedback").iterdir()}
+    assert released == {f"{page_hash(secret, NOTEBOOK)}.html" for secret in secrets.values()}
     for name, home in homes.items():
         nbgrader("fetch_feedback", UNIT, f"--student={name}", *student, cwd=home, home=home)
         html = list((home / UNIT / "feedback").glob("*/flash_attention_pytorch.html"))
         assert len(html) == 1 and name in str(course.feedback / name)
-        assert "test_forward" in html[0].read_text()
+        assert "test_forward" in html[0].read_text() and "ALICE'S OWN PAGE" not in html[0].read_text()

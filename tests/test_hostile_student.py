@@ -1,27 +1,33 @@
 """Each student's failure is that student's alone (issue 45, principle 3): hostile bytes in one student's notebook
 (Mallory's: a lone surrogate, NUL, control characters, a string of several MiB, deep nesting, odd Unicode forms)
-go through `grade`, `similarity`, `stats`, `export`, `import` and `regrade`; no command stops, and every other student's
-result is what it is when Mallory hands in the same notebook without them.
+go through `grade`, `similarity`, `stats`, `export`, `import`, `regrade`, `feedback` and `export --feedback-for canvas|moodle`
+(her name in the LMS's roster and Moodle's worksheet taking the same bytes); no command stops, and every other
+student's result is what it is when Mallory hands in the same notebook without them.
 
 The class is the fixture course with a second unit after the first (a copy of it): Eve wrote her own code, Fay
 renamed Eve's, Gus wrote his own way, Mallory handed in the published answer (flagged for it, before her hostile
 notebook comes in: a flagged student's later submission is read by the next `grade`). Grading runs through
 `course grade` with the notebooks' execution stood in for (`grade_pair`: every cell's points, Gus failing his
-overflow test), so the test takes seconds; the similarity check, intake, flags, grades.csv, checks.csv, stats, the
-LMS export and import are the real ones."""
+overflow test; `merge_gradebooks`: those points written into the gradebook) and so are the feedback pages (the
+autograded notebook, escaped), so the test takes seconds; the similarity check, intake, flags, grades.csv,
+checks.csv, stats, the LMS exports, feedback and import are the real ones."""
 
 import csv
+import html
+import json
 import shutil
 import zipfile
 from pathlib import Path
 
 import nbformat
+import nbgrader.api
 import pytest
+from nbgrader.api import Gradebook
 from pipeline_fixture import FIXTURE, FIXTURE_COURSE, UNIT
 from test_class_review import EVE_LSE, GUS_LSE, renamed
 
 from course import cli, notebooks
-from course.grading import grade, similarity, submissions
+from course.grading import feedback, grade, gradebook_db, similarity, submissions, worker
 from course.judge.sanitize import ReplaceLoneSurrogates
 from course.judge.student_code import scan
 from course.layout import Course
@@ -39,6 +45,8 @@ ROSTER = "student_id,name,canvas_id\n" + "".join(
     f"{s},{s.title()},{100 + i}\n" for i, s in enumerate([*OTHERS, "mallory"])
 )
 MARK = "# MALLORY"  # where her notebook's JSON text takes the hostile bytes (a comment of her solution cell)
+LMS_NAME = 200  # characters of a name an LMS keeps (Moodle: 100 each for the first and the last name)
+CANVAS_ID, PARTICIPANT = 100, 3300  # the class's LMS ids: these plus each one's place, Mallory's last
 DEEP = 100_000
 
 
@@ -99,7 +107,40 @@ def stand_in_grading(course, student, unit, *_):
             row.cells[f"{name}/{gid}"] = points * passed
             row.checks[f"{name}/{gid}"] = {"": passed}
     row.score = sum(row.cells.values())
+    graded = course.autograded / student / unit
+    graded.mkdir(parents=True, exist_ok=True)
+    for name in present:  # as autograde leaves them: the notebooks alone
+        shutil.copyfile(course.submitted / student / unit / name, graded / name)
     return row
+
+
+def stand_in_merge(course, rows, *_):
+    """The stood-in points into the course's gradebook, as the merge job writes them."""
+    with Gradebook(gradebook_db.url(course), gradebook_db.COURSE_ID) as gb:
+        for row in rows:
+            gb.update_or_create_student(row.student)
+            gb.update_or_create_assignment(row.unit)
+            for name in course.notebooks(row.unit):
+                stem = name.removesuffix(".ipynb")
+                gb.update_or_create_notebook(stem, row.unit)
+                cells = grade.notebooks.graded_points(grade.notebooks.read(course.source / row.unit / name))
+                for gid, points in cells.items():
+                    gb.update_or_create_grade_cell(gid, stem, row.unit, max_score=points, cell_type="code")
+            gb.update_or_create_submission(row.unit, row.student)
+            for cell, points in row.cells.items():
+                name, gid = cell.split("/")
+                gb.find_grade(gid, name.removesuffix(".ipynb"), row.unit, row.student).auto_score = points
+
+
+def stand_in_pages(request, *_):
+    """`course feedback`'s job without nbgrader: each page the autograded notebook's text, escaped."""
+    root, unit = Path(request["root"]), request["unit"]
+    for student in request["students"]:
+        (root / "feedback" / student / unit).mkdir(parents=True, exist_ok=True)
+        for graded in (root / "autograded" / student / unit).glob("*.ipynb"):
+            page = f"<pre>{html.escape(graded.read_text(encoding='utf-8'))}</pre>"
+            (root / "feedback" / student / unit / f"{graded.stem}.html").write_text(page, encoding="utf-8")
+    return {student: True for student in request["students"]}, ""
 
 
 @pytest.fixture(scope="module")
@@ -132,7 +173,9 @@ def flagged_class(tmp_path_factory):
 def fake_grading(patch) -> None:
     patch.setattr(grade, "grade_pair", stand_in_grading)
     patch.setattr(grade, "register_units", lambda course, units, students=(): None)
-    patch.setattr(grade, "merge_gradebooks", lambda *args: None)
+    patch.setattr(grade, "merge_gradebooks", stand_in_merge)
+    patch.setattr(nbgrader.api, "get_alembic_version", worker.alembic_head)  # a new gradebook, stamped
+    patch.setattr(feedback, "run_job", stand_in_pages)
     patch.setattr(grade.judge_sandbox, "choose", lambda requested: ("none", ""))  # `regrade` asks for one
 
 
@@ -149,6 +192,77 @@ def canvas_zip(class_folder: Path, path: Path) -> Path:
             for notebook in sorted((class_folder / student / UNIT).glob("*.ipynb")):
                 archive.write(notebook, f"{student.replace('_', '')}_{100 + i}_{9000 + i}_{notebook.name}")
     return path
+
+
+def lms_name(hostile, folder: Path) -> str:
+    """Mallory's name in the LMS (its roster, Moodle's worksheet): the text her comment takes, as an LMS keeps a
+    name (UTF-8, LMS_NAME characters)."""
+    if hostile is None:
+        return "Mallory"
+    text = "Mallory " + json.loads(f'"{hostile(MARK, folder)}"')
+    return text.encode("utf-8", "replace").decode("utf-8")[:LMS_NAME]
+
+
+def lms_files(name: str, folder: Path) -> tuple[Path, Path]:
+    """The roster of the LMS and Moodle's grading worksheet of the class, Mallory named `name`."""
+    roster, worksheet = folder / "lms_roster.csv", folder / "worksheet.csv"
+    names = {**{s: s.title() for s in OTHERS}, "mallory": name}
+    with roster.open("w", newline="", encoding="utf-8") as f:
+        csv.writer(f).writerows(
+            [["student_id", "name", "canvas_id", "email"]]
+            + [[s, n, CANVAS_ID + i, f"{s}@uni.example.edu"] for i, (s, n) in enumerate(names.items())]
+        )
+    with worksheet.open("w", newline="", encoding="utf-8") as f:
+        csv.writer(f).writerows(
+            [["Identifier", "Full name", "Email address", "Grade", "Maximum Grade", "Feedback comments"]]
+            + [
+                [f"Participant {PARTICIPANT + i}", n, f"{s}@uni.example.edu", "", "100.00", ""]
+                for i, (s, n) in enumerate(names.items())
+            ]
+        )
+    return roster, worksheet
+
+
+def lms_feedback(course: Course, name: str, tmp: Path) -> tuple[dict, dict]:
+    """`course feedback`, then `export --feedback-for canvas` and `moodle`: each command's exit status, and the
+    other students' pages, Canvas files, Moodle zip members and worksheet lines."""
+    roster, worksheet = lms_files(name, tmp)
+    into, hers = tmp / "lms_feedback", len(OTHERS)
+    status = {"feedback": cli.main(["feedback", UNIT])}
+    for lms, more in (("canvas", []), ("moodle", ["--worksheet", str(worksheet)])):
+        command = [
+            "export",
+            "--feedback-for",
+            lms,
+            "--unit",
+            UNIT,
+            "--roster",
+            str(roster),
+            "--into",
+            str(into),
+        ]
+        status[f"export --feedback-for {lms}"] = cli.main(command + more)
+    found = {
+        "feedback pages": {
+            str(p.relative_to(course.feedback)): p.read_bytes()
+            for p in sorted(course.feedback.rglob("*.html"))
+            if p.relative_to(course.feedback).parts[0] in OTHERS
+        },
+        "canvas feedback": {
+            str(p.relative_to(into)): p.read_bytes()
+            for p in sorted((into / f"canvas_feedback_{UNIT}").rglob("*"))
+            if p.is_file() and f"_{CANVAS_ID + hers}_" not in p.name
+        },
+    }
+    with zipfile.ZipFile(into / f"feedback_{UNIT}.zip") as archive:
+        found["moodle zip"] = {
+            m: archive.read(m) for m in archive.namelist() if f"_{PARTICIPANT + hers}_" not in m
+        }
+    with (into / f"worksheet_{UNIT}.csv").open(newline="", encoding="utf-8") as f:
+        found["moodle worksheet"] = [
+            line for line in csv.DictReader(f) if line["Identifier"] != f"Participant {PARTICIPANT + hers}"
+        ]
+    return status, found
 
 
 def run_commands(flagged_class, tmp: Path, monkeypatch, hostile=None) -> tuple[dict, dict]:
@@ -196,7 +310,8 @@ def run_commands(flagged_class, tmp: Path, monkeypatch, hostile=None) -> tuple[d
         for p in sorted(into.rglob("*.ipynb"))
         if p.relative_to(into).parts[0] in OTHERS
     }
-    return status, found
+    lms_status, lms_found = lms_feedback(course, lms_name(hostile, tmp), tmp)
+    return status | lms_status, found | lms_found
 
 
 @pytest.fixture(scope="module")
@@ -213,7 +328,13 @@ def test_one_students_hostile_notebook_changes_nobody_elses_result(
     expected_status, expected = plain
     assert set(expected_status.values()) == {0}
     assert expected["flags"] and expected["checks"] and expected["imported"]
-    assert status | {"import": 0} == expected_status  # Mallory's refusal makes `import` say 1
+    assert len(expected["canvas feedback"]) == len(expected["feedback pages"]) == 2 * len(OTHERS)
+    assert len(expected["moodle zip"]) == 2 * len(OTHERS)
+    assert [bool(line["Grade"]) for line in expected["moodle worksheet"]] == [True] * len(OTHERS)
+    # Mallory's refusal makes `import` say 1, her name unmatched in the worksheet the Moodle export
+    left_out = {"import": 0, "export --feedback-for moodle": 0}
+    assert status["export --feedback-for moodle"] in (0, 1)
+    assert status | left_out == expected_status
     for what, result in found.items():
         assert result == expected[what], what
 

@@ -9,7 +9,7 @@ the notebook server root" and answers every page with an error. This command sta
 What a student wrote never runs there with the instructor's rights (issue 45): the server has no terminals, the
 files a student handed in are served as sandboxed downloads and formgrader?path= is refused (the server extension
 course/grading/formgrader_files.py), and formgrader's page of a submission shows its markdown sanitised and the
-student's names escaped (nbgrader_config.py's formgrade template).
+student's names escaped (nbgrader_config.py's formgrade template), under a CSP (course/grading/formgrader_csp.py).
 """
 
 from __future__ import annotations

@@ -17,6 +17,7 @@ import os
 import shutil
 import sys
 import time
+from contextlib import contextmanager
 from pathlib import Path
 from unittest import mock
 
@@ -32,6 +33,8 @@ FAILURE = "There was an error processing assignment: "
 # graded again, up to this many attempts in all, before "kernel failed to start" is reported.
 START_ATTEMPTS = 3
 START_FAILURES = ("Kernel died before replying to kernel_info", "Kernel didn't respond in")
+# What nbgrader's records of a submission are: the files release_feedback reads beside its pages
+NBGRADER_RECORDS = ("timestamp.txt", "submission_secret.txt")
 
 
 def make_api(root: str, judge: dict | None = None, **coursedir: str):
@@ -79,6 +82,25 @@ def one_line_records() -> None:
             return visible(super().format(record))
 
     nbgrader.utils.LogFormatter = OneLine
+
+
+@contextmanager
+def records_beside_notebooks():
+    """While it lasts, nbgrader's autograde and generate_feedback copy beside a submission's notebooks its
+    NBGRADER_RECORDS alone (issue 45). They copied every other file too, from submitted/ into autograded/ and on into
+    feedback/, where release_feedback takes every `*.html` into the exchange: a student's `feedback.html` was
+    released beside the course's page, their `<notebook>.html` stood in for it wherever the course made none, and
+    their `.js`, `.svg`, `nbgrader_config.py` sat beside it. A student's other files stay in submitted/ alone (the
+    notebook's kernel runs without them, as the judge does; formgrader serves them from there as downloads)."""
+    from nbgrader.converters import base
+
+    every = base.find_all_files
+
+    def records(path, exclude=None):
+        return [found for found in every(path, exclude) if os.path.relpath(found, path) in NBGRADER_RECORDS]
+
+    with mock.patch.object(base, "find_all_files", records):
+        yield
 
 
 def alembic_head() -> str:
@@ -291,6 +313,7 @@ def sync_students(api, students: dict[str, dict[str, str]]) -> None:
             gb.update_or_create_student(student, **fields)
 
 
+@records_beside_notebooks()
 def autograde(request: dict, result_path: Path) -> None:
     """Grade one unit, notebook by notebook, for one student or (student "*") every submitted student.
 
@@ -331,6 +354,7 @@ def autograde(request: dict, result_path: Path) -> None:
     save(result_path, results)
 
 
+@records_beside_notebooks()
 def feedback(request: dict, result_path: Path) -> None:
     """Make again the feedback pages of some students of one unit (`course feedback`): {student: made}."""
     api = make_api(request["root"], **course_gradebook(request), **checkout(request))

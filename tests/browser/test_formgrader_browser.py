@@ -7,8 +7,10 @@ answer (a markdown cell) carries a <script>, an <img onerror> and an <svg onload
 .svg handed in beside the notebook, each a real script that reads a file only the instructor may read through the
 server's API and writes it back as stolen-<how>.txt, then opens a terminal; a last link makes formgrader read the
 nbgrader_config.py handed in (Python that steals the same way); the student's name in the roster is one more
-<img onerror>; a <span> of the answer wears the classes of formgrader's "Full credit" button. The instructor opens
-the submission in formgrader, follows its links, opens the student's feedback and the .html file copied beside it
+<img onerror>; a <span> of the answer wears the classes of formgrader's "Full credit" button; and a script and
+an <img onerror> are planted in formgrader's page as if past its sanitiser (its Content-Security-Policy stops
+them). The instructor opens
+the submission in formgrader, follows its links, opens the student's feedback and the .html file handed in
 through the Lab's /files/, and the notebook itself in the Lab (formgrader's "Open live notebook"; JupyterLab's own
 sanitiser); the same script run in formgrader's page by the test itself (the control) does steal, so the payload is
 a working one."""
@@ -97,9 +99,8 @@ def settings_link(course) -> str:
 
 
 def hostile_submission(course) -> None:
-    """HOSTILE's written answer made HOSTILE_ANSWER, the files handed in beside the notebook (autograded/ and
-    feedback/, as the worker copies them; nbgrader_config.py in submitted/), and the feedback of that notebook as
-    the course makes it."""
+    """HOSTILE's written answer made HOSTILE_ANSWER, the files handed in beside the notebook (in submitted/, where
+    they stay: formgrader serves them from there), and the feedback of that notebook as the course makes it."""
     for folder in (course.submitted, course.autograded):
         path = folder / HOSTILE / UNIT / f"{NB}.ipynb"
         nb = notebooks.read(path)
@@ -113,8 +114,7 @@ def hostile_submission(course) -> None:
     feedback.mkdir(parents=True)
     (feedback / f"{NB}.html").write_text(feedback_html(nb))
     for name, text in HANDED_IN.items():
-        for folder in (course.autograded / HOSTILE / UNIT, feedback):
-            (folder / name).write_text(text)
+        (course.submitted / HOSTILE / UNIT / name).write_text(text)
     (course.root / SECRET_FILE).write_text(SECRET)
 
 
@@ -156,6 +156,15 @@ def test_course_formgrader_opens_on_the_course_folder(formgrader, page):
         expect(row).to_contain_text("3 / 12")  # the autograded 3 of 9 and the written answer's 0 of 3
 
 
+# a script and an inline handler added to formgrader's page, as a student's cell would bring them
+PLANT = """([script, img]) => {
+    const element = document.createElement("script");
+    element.textContent = script;
+    document.body.append(element);
+    document.body.insertAdjacentHTML("beforeend", img);
+}"""
+
+
 def settle(page) -> None:
     """Wait until the page has loaded and no request has been in flight for half a second (a script the page ran
     has made its requests by then)."""
@@ -185,7 +194,8 @@ def test_a_student_s_script_never_runs_with_the_instructor_s_rights(formgrader, 
     with Gradebook(gradebook_db.url(course), gradebook_db.COURSE_ID) as gb:
         submission = gb.find_submission_notebook(NB, UNIT, HOSTILE).id
     page.goto(f"{url}api/status?token={token}")  # logged in to the whole server, as the Lab logs in
-    page.goto(f"{url}formgrader/submissions/{submission}/")  # as a TA grades it
+    response = page.goto(f"{url}formgrader/submissions/{submission}/")  # as a TA grades it
+    assert "object-src 'none'" in response.headers["content-security-policy"]  # formgrader_csp
     expect(page.locator(".nbgrader_cell", has_text="My answer.")).to_be_visible()
     settle(page)
     score = page.locator(f"input.score#{WRITTEN}")  # hand grading still works on the sanitised page
@@ -205,11 +215,17 @@ def test_a_student_s_script_never_runs_with_the_instructor_s_rights(formgrader, 
         page.goto(f"{url}formgrader/submissions/{submission}/")
         page.locator(f'a[href="{link}"]').click()
         settle(page)
-    for opened in (f"{NB}.html", "evil.html"):  # the student's feedback, and the file copied beside it
-        page.goto(f"{url}files/feedback/{HOSTILE}/{UNIT}/{opened}")
+    # the student's feedback, and the file handed in beside the notebook
+    for opened in (f"feedback/{HOSTILE}/{UNIT}/{NB}.html", f"submitted/{HOSTILE}/{UNIT}/evil.html"):
+        page.goto(f"{url}files/{opened}")
         settle(page)
     page.goto(f"{url}lab/tree/autograded/{HOSTILE}/{UNIT}/{NB}.ipynb")  # formgrader's "Open live notebook"
     expect(page.locator(".jp-MarkdownOutput", has_text="My answer.")).to_be_attached(timeout=TIMEOUT_MS)
+    settle(page)
+    page.goto(f"{url}formgrader/submissions/{submission}/")  # as if past the sanitiser: the policy stops them
+    page.evaluate(
+        PLANT, [payload("planted-script"), f'<img src="nowhere.png" onerror="{attribute("planted-img")}">']
+    )
     settle(page)
     assert stolen(course) == {}
     page.goto(f"{url}formgrader/submissions/{submission}/")
