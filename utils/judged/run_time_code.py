@@ -16,7 +16,9 @@ import sys
 import sysconfig
 from pathlib import Path
 
-EVENTS = ("compile", "exec", "marshal.loads", "pickle.find_class")
+EVENTS = ("compile", "exec", "code.__new__", "marshal.loads", "pickle.find_class")
+# Standard-library modules that compile or run the source or code they are handed: whose code runs is their caller's
+RUNNERS = "bdb code codeop cProfile doctest pdb profile runpy timeit trace typing".split()
 LIMIT = 10  # different things recorded (the reason names them)
 SHOWN = 80  # characters of each
 
@@ -45,10 +47,15 @@ class Watch:
 
     def __init__(self):
         self.library, self.allowed = library_folders(), tensor_globals()
+        self.runners = frozenset(f"{sysconfig.get_paths()['stdlib']}/{name}.py" for name in RUNNERS)
         self.seen: list[str] = []
 
     def students(self, frame) -> bool:
-        return not frame.f_code.co_filename.startswith(self.library)
+        """Whether `frame` is the student's code, or a runner (`code.InteractiveInterpreter`, `timeit`, `bdb`, …)
+        the student's code called."""
+        while frame is not None and frame.f_code.co_filename in self.runners:
+            frame = frame.f_back
+        return frame is not None and not frame.f_code.co_filename.startswith(self.library)
 
     def __call__(self, event: str, args: tuple) -> None:
         if event not in EVENTS or len(self.seen) >= LIMIT:  # first: sys._getframe raises an event of its own
@@ -59,9 +66,7 @@ class Watch:
             if what in self.allowed or not self.on_stack(caller):
                 return
         elif self.students(caller):
-            what = (
-                args[1] if event == "compile" else getattr(args[0], "co_name", "") if event == "exec" else ""
-            )
+            what = named(event, args)
         else:
             return
         entry = f"{event}: {what}"[:SHOWN].rstrip(": ")
@@ -75,6 +80,15 @@ class Watch:
                 return True
             frame = frame.f_back
         return False
+
+
+def named(event: str, args: tuple) -> str:
+    """What an event made or ran, by name: a compiled file's, a code object's."""
+    if event == "exec":
+        return getattr(args[0], "co_name", "")
+    if event == "compile":
+        return args[1]
+    return args[2] if event == "code.__new__" else ""
 
 
 def watch() -> Watch:

@@ -1,0 +1,106 @@
+"""An attacker's eye on issue 45's layers: attacks by a helper briefed only to break them.
+
+A test that passes is an attack that failed (or a hole fixed since: its commit says the test failed before); an
+attack that still works is marked `xfail(strict=True, reason="HOLE: ...")`, so fixing it turns into an unexpected
+pass. Each one runs through the real layer: here the judge of unit 06 (`judged_unit06`, two sandboxed children).
+"""
+
+from __future__ import annotations
+
+import types
+
+import pytest
+from test_similarity import PUBLISHED, judged_unit06
+
+from course.grading import similarity
+
+HEX = ("import math\n" + PUBLISHED).encode().hex()  # the published answer, in no form a text comparison reads
+RAN = "code made at run time, seen in the judge's child"
+CODE_FIELDS = (
+    "co_argcount co_posonlyargcount co_kwonlyargcount co_nlocals co_stacksize co_flags co_firstlineno co_code "
+    "co_names co_varnames co_freevars co_cellvars co_filename co_name co_qualname co_linetable co_exceptiontable"
+).split()
+
+
+def hole(reason: str):
+    return pytest.mark.xfail(strict=True, reason=f"HOLE: {reason}")
+
+
+def by_hand(code: types.CodeType) -> str:
+    """An expression that builds `code` from literals, naming no compile, exec or code type: `replace` on a
+    generator's code object, its constants (nested code) built the same way."""
+    consts = "".join(f"{by_hand(c) if isinstance(c, types.CodeType) else repr(c)}, " for c in code.co_consts)
+    fields = "".join(f"{field}={getattr(code, field)!r}, " for field in CODE_FIELDS)
+    return f"(x for x in ()).gi_code.replace({fields}co_consts=({consts}))"
+
+
+def unseen(cell: str) -> dict:
+    """The judge's summary of unit 06 with `cell` added; asserts first that the similarity check's reading of the
+    text sees nothing and that the module loaded (the answer was usable)."""
+    assert similarity.made_at_run_time(cell) == set(), similarity.made_at_run_time(cell)
+    judged = judged_unit06(cell)
+    score, points = judged["scores"]["test_forward"]
+    assert score == points, judged
+    return judged
+
+
+def test_code_run_by_the_standard_librarys_runners_or_built_by_hand_is_seen_by_the_judges_child():
+    """The published answer, as hex, run by `code.InteractiveInterpreter`, `bdb.Bdb().run` and `timeit`'s setup,
+    and a function whose code object is built by hand from literals: the audit hook saw none of them (the runners
+    compile and execute in the standard library's frames, and `code.replace` raises no event it watched), so the
+    pair scored full marks unflagged. The hook now looks through those runners to their caller, and watches code
+    objects made by the student's code."""
+    cell = (
+        "import math, bdb, code as _c, timeit\n"
+        f"_a = _c.InteractiveInterpreter(globals()).runsource(bytes.fromhex('{HEX}').decode(), '<x>', 'ex' + 'ec')\n"
+        f"_b = bdb.Bdb().run(bytes.fromhex('{HEX}').decode(), globals())\n"
+        f"_t = timeit.Timer('pass', setup=bytes.fromhex('{HEX}').decode())\n"
+        "_e = _t.timeit(1)\n"
+        f"_d = type(lambda: 0)({by_hand(compile(PUBLISHED, 'x', 'exec').co_consts[0])}, globals())\n"
+        "_proof = _d([1.0, 2.0]) + logsumexp([1.0])\n"
+    )
+    reasons = " ".join(unseen(cell)["reasons"])
+    assert RAN in reasons, reasons
+    for made in ("compile: <x>", "compile: <string>", "compile: <timeit-src>", "code.__new__: logsumexp"):
+        assert made in reasons, (made, reasons)
+
+
+@hole("a module the student's code writes to /tmp and imports runs the published answer unflagged")
+def test_a_module_written_at_run_time_and_imported_is_seen():
+    cell = (
+        "import math, sys, tempfile, pathlib\n"
+        "def logsumexp(xs):\n"
+        "    d = tempfile.mkdtemp()\n"
+        f"    pathlib.Path(d, 'rtmod.py').write_text(bytes.fromhex('{HEX}').decode())\n"
+        "    sys.path.insert(0, d)\n"
+        "    import rtmod\n"
+        "    return rtmod.logsumexp(xs)\n"
+        "_proof = logsumexp([1.0])\n"
+    )
+    assert unseen(cell)["flagged"]
+
+
+@hole("the audit hook shares the student's process: gc finds it, told all code is library code, it is blind")
+def test_the_audit_hook_blinded_through_gc_still_sees():
+    cell = (
+        "import math, gc, code as _c\n"
+        '_blind = [w.__dict__.update(library=("",)) for w in gc.get_objects() if type(w).__name__ == "Watch"]\n'
+        f"_a = _c.InteractiveInterpreter(globals()).runsource(bytes.fromhex('{HEX}').decode(), '<x>', 'ex' + 'ec')\n"
+        "_proof = logsumexp([1.0])\n"
+    )
+    assert unseen(cell)["flagged"]
+
+
+@hole("TorchScript compiled from a string (torch.jit.CompilationUnit) runs the answer unflagged")
+def test_torchscript_compiled_from_a_string_is_seen():
+    script = (
+        "def lse(xs: List[float]) -> float:\n    top = max(xs)\n    s = 0.0\n    for x in xs:\n"
+        "        s += math.exp(x - top)\n    return top + math.log(s)\n"
+    )
+    cell = (
+        "import math, torch\n"
+        f"_cu = torch.jit.CompilationUnit(bytes.fromhex('{script.encode().hex()}').decode())\n"
+        "def logsumexp(xs):\n    return _cu.lse(list(xs))\n"
+        "_proof = logsumexp([1.0])\n"
+    )
+    assert unseen(cell)["flagged"]
