@@ -10,6 +10,7 @@ from __future__ import annotations
 import types
 
 import pytest
+from test_sandbox_attacks import needs, sandboxed
 from test_similarity import PUBLISHED, judged_unit06
 
 from course.grading import similarity
@@ -104,3 +105,38 @@ def test_torchscript_compiled_from_a_string_is_seen():
         "_proof = logsumexp([1.0])\n"
     )
     assert unseen(cell)["flagged"]
+
+
+MAPPED_FILES = """
+import ctypes, json, os, resource
+libc = ctypes.CDLL(None, use_errno=True)
+libc.mmap.restype = ctypes.c_void_p
+libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
+nofile = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+path = os.path.join(os.getcwd(), "home", "page")
+with open(path, "wb") as page:
+    page.write(bytes(4096))
+held = 0
+for _ in range(nofile + 2000):  # 2,000 past the limit: a few thousand of the host's millions
+    fd = os.open(path, os.O_RDONLY)
+    mapped = libc.mmap(None, 4096, 1, 1, fd, 0)  # PROT_READ, MAP_SHARED: the mapping keeps the open file
+    os.close(fd)
+    if mapped in (None, ctypes.c_void_p(-1).value):
+        break
+    held += 1
+print(json.dumps({"nofile": nofile, "held": held}))
+"""
+
+
+@hole(
+    "a file mapped and closed keeps its entry of the host's file table: a grading can fill it past nofile × nproc"
+)
+def test_a_grading_holds_no_more_of_the_hosts_file_table_than_its_fit():
+    """`course.judge.tables` fits nofile × nproc open files a grading into the host's free file table. A file
+    mapped into memory and then closed keeps its entry of that table (`/proc/sys/fs/file-nr`) with no descriptor
+    to count: one process holds up to vm.max_map_count (65,530) of them, 2,048 processes a grading; here, as
+    measured, 60,000 in one sandboxed process of nofile 4,096 (the host's table: 2.47 million). Only the grading's
+    memory (some 0.5 KB an entry) bounds them."""
+    needs("bubblewrap")
+    found = sandboxed("bubblewrap", MAPPED_FILES)
+    assert found["held"] <= found["nofile"], found
