@@ -8,12 +8,14 @@ pass. Each one runs through the real layer: here the judge of unit 06 (`judged_u
 from __future__ import annotations
 
 import types
+from types import SimpleNamespace
 
 import pytest
 from test_sandbox_attacks import needs, sandboxed
 from test_similarity import PUBLISHED, judged_unit06
 
 from course.grading import similarity
+from course.grading.formgrader_files import StudentFilesAsDownloads
 
 HEX = ("import math\n" + PUBLISHED).encode().hex()  # the published answer, in no form a text comparison reads
 RAN = "code made at run time, seen in the judge's child"
@@ -140,3 +142,27 @@ def test_a_grading_holds_no_more_of_the_hosts_file_table_than_its_fit():
     needs("bubblewrap")
     found = sandboxed("bubblewrap", MAPPED_FILES)
     assert found["held"] <= found["nofile"], found
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/formgrader/submissions/abc/work.html",
+        "/formgrader/submissions//abc/work.html",
+        pytest.param(
+            "/formgrader/submissions/abc/formgrader/submissions/work.html",
+            marks=hole(
+                "a file in the student's own formgrader/submissions/ folder is served as a page: its script runs"
+            ),
+        ),
+    ],
+)
+def test_every_file_a_student_handed_in_is_a_download(path):
+    """formgrader's page of a submission is formgrader/submissions/<id>/; a file handed in is below it, served as a
+    sandboxed download. A file in a folder the student named formgrader/submissions/ ended like that page
+    (`SUBMISSION_PAGE.search`) and was served as a page, its script running in the instructor's server: a relative
+    link in the student's markdown (`[plot](formgrader/submissions/plot.html)`) leads there from their page."""
+    assert StudentFilesAsDownloads(SimpleNamespace(path=f"/user/teacher{path}")).student_file
+    assert not StudentFilesAsDownloads(
+        SimpleNamespace(path="/user/teacher/formgrader/submissions/abc/")
+    ).student_file
