@@ -149,18 +149,13 @@ def test_a_grading_holds_no_more_of_the_hosts_file_table_than_its_fit():
     [
         "/formgrader/submissions/abc/work.html",
         "/formgrader/submissions//abc/work.html",
-        pytest.param(
-            "/formgrader/submissions/abc/formgrader/submissions/work.html",
-            marks=hole(
-                "a file in the student's own formgrader/submissions/ folder is served as a page: its script runs"
-            ),
-        ),
+        "/formgrader/submissions/abc/formgrader/submissions/work.html",
     ],
 )
 def test_every_file_a_student_handed_in_is_a_download(path):
     """formgrader's page of a submission is formgrader/submissions/<id>/; a file handed in is below it, served as a
     sandboxed download. A file in a folder the student named formgrader/submissions/ ended like that page
-    (`SUBMISSION_PAGE.search`) and was served as a page, its script running in the instructor's server: a relative
+    and was served as a page, its script running in the instructor's server: a relative
     link in the student's markdown (`[plot](formgrader/submissions/plot.html)`) leads there from their page."""
     assert StudentFilesAsDownloads(SimpleNamespace(path=f"/user/teacher{path}")).student_file
     assert not StudentFilesAsDownloads(
