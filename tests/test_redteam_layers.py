@@ -7,7 +7,12 @@ pass. Each one runs through the real layer: here the judge of unit 06 (`judged_u
 
 from __future__ import annotations
 
+import importlib.util
+import io
+import marshal
+import re
 import types
+import zipfile
 from types import SimpleNamespace
 
 import pytest
@@ -68,19 +73,34 @@ def test_code_run_by_the_standard_librarys_runners_or_built_by_hand_is_seen_by_t
         assert made in reasons, (made, reasons)
 
 
-@hole("a module the student's code writes to /tmp and imports runs the published answer unflagged")
 def test_a_module_written_at_run_time_and_imported_is_seen():
-    cell = (
-        "import math, sys, tempfile, pathlib\n"
-        "def logsumexp(xs):\n"
-        "    d = tempfile.mkdtemp()\n"
-        f"    pathlib.Path(d, 'rtmod.py').write_text(bytes.fromhex('{HEX}').decode())\n"
-        "    sys.path.insert(0, d)\n"
-        "    import rtmod\n"
-        "    return rtmod.logsumexp(xs)\n"
-        "_proof = logsumexp([1.0])\n"
-    )
-    assert unseen(cell)["flagged"]
+    """The published answer written by the student's code into a folder of /tmp as a .py, as a zip archive named
+    data.bin put on sys.path, or as a sourceless .pyc, then imported: the import system compiles or
+    unmarshals it in its own frames, which the hook took for the library's; full marks unflagged. The hook now
+    flags a module loaded from outside the library while the student's code runs (the judge's child has nothing
+    handed in to import)."""
+    source = "import math\n" + PUBLISHED
+    packed = io.BytesIO()
+    with zipfile.ZipFile(packed, "w") as archive:
+        archive.writestr("in_zip.py", source)
+    compiled = importlib.util.MAGIC_NUMBER + bytes(12) + marshal.dumps(compile(source, "x.py", "exec"))
+    written = {"as_source.py": source.encode(), "data.bin": packed.getvalue(), "as_bytecode.pyc": compiled}
+    cell = "import math, sys, tempfile, pathlib\n"
+    for i, (name, data) in enumerate(written.items()):
+        folder = "d + '/data.bin'" if name == "data.bin" else "d"
+        module = "in_zip" if name == "data.bin" else name.split(".")[0]
+        cell += (
+            f"def f{i}(xs):\n"
+            "    d = tempfile.mkdtemp()\n"
+            f"    pathlib.Path(d, '{name}').write_bytes(bytes.fromhex('{data.hex()}'))\n"
+            f"    sys.path.insert(0, {folder})\n"
+            f"    import {module}\n"
+            f"    return {module}.logsumexp(xs)\n"
+            f"_{i} = f{i}([1.0, 2.0])\n"
+        )
+    reasons = " ".join(unseen(cell)["reasons"])
+    for loaded in ("as_source.py", "data.bin/in_zip.py", "as_bytecode.pyc"):
+        assert re.search(rf"import /tmp/\w+/{loaded}\b", reasons), (loaded, reasons)
 
 
 @hole("the audit hook shares the student's process: gc finds it, told all code is library code, it is blind")

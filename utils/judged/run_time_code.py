@@ -2,15 +2,18 @@
 
 The similarity check reads text, and reads names: code run from data (a packed string, a pickle that an
 environment variable told `torch.load` to unpickle) is beyond it. An audit hook (`sys.addaudithook`) in the child
-records, for review, what the student's own code causes: source compiled or code executed with a frame of the
-student's as the caller (the course's code, the standard library, torch and Triton compile and execute for
-themselves: their frames are the callers then), code loaded with `marshal`, and a global an unpickler looks up while
-the student's code is on the stack that a tensor file never needs (torch's own list for `weights_only` loads).
-The student's code shares the child's process with the hook, so this is a second look, not a proof.
+records, for review, what the student's own code causes: source compiled, code executed or a code object made with
+a frame of the student's as the caller, or a standard-library runner (`RUNNERS`) it called (the course's code, the
+standard library, torch and Triton compile and execute for themselves: their frames are the callers then), code
+loaded with `marshal`, a module the import system loads from outside the library while the student's code is on the
+stack (one it wrote), and a global an unpickler looks up while the student's code is on the stack that a tensor file
+never needs (torch's own list for `weights_only` loads). The student's code shares the child's process with the
+hook, so this is a second look, not a proof.
 """
 
 from __future__ import annotations
 
+import os
 import site
 import sys
 import sysconfig
@@ -19,6 +22,8 @@ from pathlib import Path
 EVENTS = ("compile", "exec", "code.__new__", "marshal.loads", "pickle.find_class")
 # Standard-library modules that compile or run the source or code they are handed: whose code runs is their caller's
 RUNNERS = "bdb code codeop cProfile doctest pdb profile runpy timeit trace typing".split()
+IMPORT_SYSTEM = ("<frozen importlib", "<frozen zipimport")  # frames that load a module's code from its file
+LOADS = ("compile", "marshal.loads")  # how they load it: from source, from bytecode
 LIMIT = 10  # different things recorded (the reason names them)
 SHOWN = 80  # characters of each
 
@@ -67,11 +72,25 @@ class Watch:
                 return
         elif self.students(caller):
             what = named(event, args)
+        elif (loaded := self.imported(event, args, caller)) is not None:
+            what = loaded
         else:
             return
         entry = f"{event}: {what}"[:SHOWN].rstrip(": ")
         if entry not in self.seen:
             self.seen.append(entry)
+
+    def imported(self, event: str, args: tuple, caller) -> str | None:
+        """The file of a module the import system loads, as the student's code runs, from outside the library (one
+        the student's code wrote: the judge's child has nothing handed in to import); else None."""
+        if event not in LOADS or not caller.f_code.co_filename.startswith(IMPORT_SYSTEM):
+            return None
+        names = caller.f_locals
+        path = args[1] if event == "compile" else names.get("bytecode_path") or names.get("pathname")
+        # a file's path (an extension module's init compiles code of its own, as "<internal>")
+        if isinstance(path, str) and os.path.isabs(path) and not path.startswith(self.library):
+            return f"import {path}" if self.on_stack(caller) else None
+        return None
 
     def on_stack(self, frame) -> bool:
         """Whether a frame of the student's code is `frame` or calls it, however deep."""
