@@ -42,10 +42,10 @@ def by_hand(code: types.CodeType) -> str:
     return f"(x for x in ()).gi_code.replace({fields}co_consts=({consts}))"
 
 
-def unseen(cell: str) -> dict:
+def unseen(cell: str, read: bool = False) -> dict:
     """The judge's summary of unit 06 with `cell` added; asserts first that the similarity check's reading of the
-    text sees nothing and that the module loaded (the answer was usable)."""
-    assert similarity.made_at_run_time(cell) == set(), similarity.made_at_run_time(cell)
+    text sees nothing (unless it is `read`) and that the module loaded (the answer was usable)."""
+    assert read or similarity.made_at_run_time(cell) == set(), similarity.made_at_run_time(cell)
     judged = judged_unit06(cell)
     score, points = judged["scores"]["test_forward"]
     assert score == points, judged
@@ -105,17 +105,23 @@ def test_a_module_written_at_run_time_and_imported_is_seen():
 
 @hole("the audit hook shares the student's process: gc finds it, told all code is library code, it is blind")
 def test_the_audit_hook_blinded_through_gc_still_sees():
+    """The hook found among every object (`gc.get_objects`) and told that every file is the library's: the
+    standard library's runner then runs the answer unseen. The similarity check flags the name `get_objects` (a
+    computed lookup through `vars(gc).items()` is not a name); the judge's child sees nothing."""
     cell = (
         "import math, gc, code as _c\n"
         '_blind = [w.__dict__.update(library=("",)) for w in gc.get_objects() if type(w).__name__ == "Watch"]\n'
         f"_a = _c.InteractiveInterpreter(globals()).runsource(bytes.fromhex('{HEX}').decode(), '<x>', 'ex' + 'ec')\n"
         "_proof = logsumexp([1.0])\n"
     )
-    assert unseen(cell)["flagged"]
+    assert unseen(cell, read=True)["flagged"]
 
 
-@hole("TorchScript compiled from a string (torch.jit.CompilationUnit) runs the answer unflagged")
+@hole("TorchScript compiled from a string (torch.jit.CompilationUnit) runs unseen by the judge's child")
 def test_torchscript_compiled_from_a_string_is_seen():
+    """TorchScript compiled from a hex string by `torch.jit.CompilationUnit`: torch parses and compiles it in C++,
+    no Python compile or exec event. The similarity check flags the name `CompilationUnit`; the judge's child sees
+    nothing run."""
     script = (
         "def lse(xs: List[float]) -> float:\n    top = max(xs)\n    s = 0.0\n    for x in xs:\n"
         "        s += math.exp(x - top)\n    return top + math.log(s)\n"
@@ -126,7 +132,7 @@ def test_torchscript_compiled_from_a_string_is_seen():
         "def logsumexp(xs):\n    return _cu.lse(list(xs))\n"
         "_proof = logsumexp([1.0])\n"
     )
-    assert unseen(cell)["flagged"]
+    assert unseen(cell, read=True)["flagged"]
 
 
 MAPPED_FILES = """
