@@ -7,6 +7,7 @@ pass. Each one runs through the real layer: here the judge of unit 06 (`judged_u
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import io
 import marshal
@@ -17,10 +18,13 @@ from types import SimpleNamespace
 
 import pytest
 from test_sandbox_attacks import needs, sandboxed
-from test_similarity import PUBLISHED, judged_unit06
+from test_similarity import PUBLISHED, UNIT06, judged_unit06
 
+from course import notebooks
 from course.grading import similarity
 from course.grading.formgrader_files import StudentFilesAsDownloads
+from course.judge import preprocessor
+from course.judge.units import UNITS
 
 HEX = ("import math\n" + PUBLISHED).encode().hex()  # the published answer, in no form a text comparison reads
 RAN = "code made at run time, seen in the judge's child"
@@ -187,3 +191,32 @@ def test_every_file_a_student_handed_in_is_a_download(path):
     assert not StudentFilesAsDownloads(
         SimpleNamespace(path="/user/teacher/formgrader/submissions/abc/")
     ).student_file
+
+
+UNIT06_NAIVE_FORWARD = """
+from torch.utils._python_dispatch import _disable_current_modes as _unwatched
+def flash_forward(Q, K, V, is_causal=False):
+    with _unwatched():  # the judge child's dispatch mode (largest tensor, fused attention banned) off
+        S = (Q.float() @ K.float().transpose(-1, -2)) * Q.shape[-1] ** -0.5
+        L = torch.logsumexp(S, dim=-1)
+        O = (torch.softmax(S, dim=-1) @ V.float()).to(Q.dtype)
+    return O, L
+"""
+
+
+@hole(
+    "attention with its N×N scores, made with the judge child's dispatch mode off, passes 'no N×N intermediate'"
+)
+def test_the_largest_tensor_is_seen_with_the_dispatch_mode_turned_off():
+    """Unit 06's flash_forward replaced by plain attention (its Nq×Nk scores whole) computed inside
+    `torch.utils._python_dispatch._disable_current_modes()`: the child's dispatch mode that records the largest
+    tensor (and refuses fused attention) sees none of it, and test_forward's 'no N×N intermediate' held (3/3
+    unflagged, where the same code outside the context manager lost it: 2.5/3)."""
+    nb = notebooks.read(UNIT06)
+    notebooks.solution_cells(nb)["fa_forward"].source += UNIT06_NAIVE_FORWARD
+    unit = dataclasses.replace(
+        UNITS[UNIT06.name], cells={"test_forward": UNITS[UNIT06.name].cells["test_forward"]}
+    )
+    judged = preprocessor.judge_notebook(nb, unit, "mallory", "salt", "auto")
+    kept = [held for prop, held in judged["properties"]["test_forward"].items() if "N×N" in prop]
+    assert kept == [False] or judged["flagged"], judged
