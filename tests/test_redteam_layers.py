@@ -209,8 +209,8 @@ def test_the_largest_tensor_is_seen_with_the_dispatch_mode_turned_off():
     `torch.utils._python_dispatch._disable_current_modes()`: the child's dispatch mode that records the largest
     tensor (and refuses fused attention) sees none of it, and test_forward's 'no N×N intermediate' held (3/3
     unflagged, where the same code outside the context manager lost it: 2.5/3). The judge's scan now flags the
-    names that turn the mode off, for review, as it does the other tampering signs (a name computed at run time
-    is beyond it: the child shares its process with the student's code)."""
+    names that turn the mode off, for review, in units 04, 06 and 08 as it did in 02 and 03 (`WATCH_SWITCHES`; a
+    name computed at run time is beyond it: the child shares its process with the student's code)."""
     nb = notebooks.read(UNIT06)
     notebooks.solution_cells(nb)["fa_forward"].source += UNIT06_NAIVE_FORWARD
     unit = dataclasses.replace(

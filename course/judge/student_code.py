@@ -57,11 +57,6 @@ TAMPERING = {
     "eval": "eval",
     "_C": "torch._C",
     "course": "the instructor package",
-    "_python_dispatch": "the judge's dispatch mode",  # which records the largest tensor, refuses fused attention
-    "_disable_current_modes": "the judge's dispatch mode",
-    "_pop_mode": "the judge's dispatch mode",
-    "_pop_mode_temporarily": "the judge's dispatch mode",
-    "_DisableTorchDispatch": "the judge's dispatch mode",
 }
 
 
