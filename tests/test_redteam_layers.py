@@ -110,15 +110,16 @@ def test_a_module_written_at_run_time_and_imported_is_seen():
 @hole("the audit hook shares the student's process: gc finds it, told all code is library code, it is blind")
 def test_the_audit_hook_blinded_through_gc_still_sees():
     """The hook found among every object (`gc.get_objects`) and told that every file is the library's: the
-    standard library's runner then runs the answer unseen. The similarity check flags the name `get_objects` (a
-    computed lookup through `vars(gc).items()` is not a name); the judge's child sees nothing."""
+    standard library's runner then runs the answer unseen. The similarity check flags the name `get_objects`, the
+    judge's scan the name `gc` in units 02–04, 06 and 08 (a lookup through `vars(...).items()` is no name); the
+    audit hook itself sees nothing run."""
     cell = (
         "import math, gc, code as _c\n"
         '_blind = [w.__dict__.update(library=("",)) for w in gc.get_objects() if type(w).__name__ == "Watch"]\n'
         f"_a = _c.InteractiveInterpreter(globals()).runsource(bytes.fromhex('{HEX}').decode(), '<x>', 'ex' + 'ec')\n"
         "_proof = logsumexp([1.0])\n"
     )
-    assert unseen(cell, read=True)["flagged"]
+    assert RAN in " ".join(unseen(cell, read=True)["reasons"])
 
 
 @hole("TorchScript compiled from a string (torch.jit.CompilationUnit) runs unseen by the judge's child")
@@ -136,7 +137,7 @@ def test_torchscript_compiled_from_a_string_is_seen():
         "def logsumexp(xs):\n    return _cu.lse(list(xs))\n"
         "_proof = logsumexp([1.0])\n"
     )
-    assert unseen(cell, read=True)["flagged"]
+    assert RAN in " ".join(unseen(cell, read=True)["reasons"])
 
 
 MAPPED_FILES = """
