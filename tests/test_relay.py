@@ -45,6 +45,16 @@ def received(session: Session, sock: zmq.Socket) -> dict:
     return session.deserialize(frames)
 
 
+def subscribed(session: Session, kernel_iopub: zmq.Socket, iopub: zmq.Socket, request: dict) -> None:
+    """Once the relay's subscription reached the stand-in kernel (its status messages then read and dropped)."""
+    deadline = time.monotonic() + 10
+    while not iopub.poll(100):
+        assert time.monotonic() < deadline
+        session.send(kernel_iopub, "status", {"execution_state": "busy"}, parent=request)
+    while received(session, iopub)["msg_type"] == "status" and iopub.poll(300):
+        pass
+
+
 def test_the_relay_passes_what_is_within_bounds_and_notes_what_it_refuses(wired):
     """(e) What the grader sends reaches the kernel and the kernel's answers come back; a message of too many frames,
     too many JSON values or too deep JSON is refused, and the running cell gets a signed note on stdout instead."""
@@ -54,12 +64,7 @@ def test_the_relay_passes_what_is_within_bounds_and_notes_what_it_refuses(wired)
     assert session.deserialize(frames)["header"]["msg_id"] == request["header"]["msg_id"]
     session.send(kernel_shell, "execute_reply", {"status": "ok"}, parent=request, ident=idents)
     assert received(session, shell)["parent_header"]["msg_id"] == request["header"]["msg_id"]
-    deadline = time.monotonic() + 10  # until the relay's subscription reached the stand-in kernel
-    while not iopub.poll(100):
-        assert time.monotonic() < deadline
-        session.send(kernel_iopub, "status", {"execution_state": "busy"}, parent=request)
-    while received(session, iopub)["msg_type"] == "status" and iopub.poll(300):
-        pass
+    subscribed(session, kernel_iopub, iopub, request)
     deep = []
     for _ in range(relay.MAX_DEPTH + 5):
         deep = [deep]
@@ -85,3 +90,22 @@ def test_the_relay_passes_what_is_within_bounds_and_notes_what_it_refuses(wired)
 def test_a_json_value_count_never_parses_the_message():
     assert relay.values(b'{"a": [1, 2, {"b": "x,[{"}]}') == 6
     assert relay.values(b'{"s": "\\" , ["}') == 2
+
+
+def test_a_string_never_closed_is_counted_in_linear_time(wired):
+    """Red team: a content frame of one quote and escaped quotes, never closed (`"\\"\\"…`), 400 KB. The value count
+    looked for a string from each of its 200,000 quotes to the frame's end (9 s for 32 KB, about 25 min for this
+    one, some 40 h for a 4 MiB message), the relay stuck the while: the message is now refused at once, and the
+    next one passes."""
+    session, _, kernel_iopub, shell, iopub = wired
+    request = session.send(shell, "execute_request", {"code": "1"})
+    subscribed(session, kernel_iopub, iopub, request)
+    header, parent = (session.pack(part) for part in (session.msg_header("stream"), request["header"]))
+    kernel_iopub.send_multipart(
+        [b"stream", relay.DELIMITER, b"", header, parent, b"{}", b'"' + b'\\"' * 200_000]
+    )
+    session.send(kernel_iopub, "stream", {"name": "stdout", "text": "kept"}, parent=request)
+    began = time.monotonic()
+    seen = [received(session, iopub) for _ in range(2)]
+    assert "over the grader's bounds" in seen[0]["content"]["text"] and seen[1]["content"]["text"] == "kept"
+    assert time.monotonic() - began < 5

@@ -58,6 +58,9 @@ DYNAMIC = {  # the published answer, run from a string no text comparison reads
     ),
     "imp": 'import imp\nlogsumexp = imp.load_source("h", "notes.txt").logsumexp',
     "torch.load with a pickle module": 'import torch, copyreg\nlogsumexp = torch.load("w.bin", pickle_module=copyreg)',
+    # The attacker's eye (2026-11-29): TorchScript compiled from a string, the judge's audit hook looked for
+    "TorchScript from a string": f"import torch\n_unit = torch.jit.CompilationUnit({PUBLISHED[::-1]!r}[::-1])",
+    "every object through gc": 'import gc\n_hooks = [o for o in gc.get_objects() if type(o).__name__ == "Watch"]',
 }
 
 

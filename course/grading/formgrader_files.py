@@ -39,11 +39,12 @@ from tornado.web import HTTPError, OutputTransform
 from course.grading.formgrader_csp import policy
 from utils.messages import bilingual
 
-# after the server's base URL: what nbgrader routes under SUBMISSIONS is its page of one submission (SUBMISSION_PAGE),
-# else a submission's file (its route takes any path there, `//<id>/<file>` too), its next/previous links, its own
-# components: all but the page get the download headers (a redirect or a script it loads is not changed by them)
+# after the server's base URL: what nbgrader routes under SUBMISSIONS is its page of one submission (SUBMISSION_PAGE,
+# what follows SUBMISSIONS: the page ends there), else a submission's file (its route takes any path there, `//<id>/
+# <file>` and a folder the student named formgrader/submissions/ too), its next/previous links, its own components:
+# all but the page get the download headers (a redirect or a script it loads is not changed by them)
 SUBMISSIONS = "/formgrader/submissions/"
-SUBMISSION_PAGE = re.compile(r"/formgrader/submissions/[^/]+/?$")
+SUBMISSION_PAGE = re.compile(r"[^/]+/?")
 # nbgrader's pages that write ids from their URL (a unit, a notebook, a student) into their HTML and a script, as
 # they are; an id of one of them is plain or the page is not found
 PAGES_WITH_IDS = (
@@ -66,8 +67,8 @@ class StudentFilesAsDownloads(OutputTransform):
 
     def __init__(self, request):
         super().__init__(request)
-        path = request.path
-        self.student_file = SUBMISSIONS in path and SUBMISSION_PAGE.search(path) is None
+        _, under, rest = request.path.partition(SUBMISSIONS)
+        self.student_file = bool(under) and SUBMISSION_PAGE.fullmatch(rest) is None
 
     def transform_first_chunk(self, status_code, headers, chunk, finishing):
         if self.student_file:

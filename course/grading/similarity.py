@@ -68,6 +68,10 @@ RUN_TIME_CODE = {name: name for name in RUN_TIME_NAMES} | {  # {name in the code
     "__subclasses__": "builtins",  # ().__class__.__base__.__subclasses__(): every class, their modules
     "add_safe_globals": "pickle",  # lets torch.load's unpickler call what it names
     "safe_globals": "pickle",
+    "CompilationUnit": "TorchScript from a string",  # torch compiles it: the judge's hook sees nothing
+    "get_objects": "gc",  # every object: the judge's audit hook too, found to blind it
+    "get_referrers": "gc",
+    "get_referents": "gc",
 }
 UNPICKLING = {"weights_only": True, "allow_pickle": False}  # torch.load's, numpy's load: unpickles unless so
 LOOKUPS = {  # calls that look an attribute up by the name they are passed: {function: the names' arguments}

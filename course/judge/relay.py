@@ -32,7 +32,8 @@ DELIMITER = b"<IDS|MSG>"
 # only now and then (control, heartbeat) or never (stdin: nbclient allows no input): what waits there is small
 SMALL_MESSAGE = 64 << 10
 IDENTITY = b"course-relay"  # of each socket towards the kernel: it answers stdin to the shell's requester
-STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')
+# a JSON string, or one never closed up to the frame's end (no JSON then): found in one pass, never from each quote
+STRING = re.compile(rb'"(?:[^"\\]++|\\.|\\\Z)*+(?:"|\Z)', re.S)
 
 
 def start(

@@ -51,6 +51,8 @@ WATCH_SWITCHES = {
         "_python_dispatch",
         "_disable_current_modes",
         "_pop_mode",
+        "_pop_mode_temporarily",
+        "_DisableTorchDispatch",
         "_get_current_dispatch_mode",
         "_get_current_dispatch_mode_stack",
         "TorchDispatchMode",

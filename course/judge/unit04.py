@@ -37,7 +37,7 @@ from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis import strategies as st
 
 from course.judge.core import Judgement, Unit, describe
-from course.judge.services import SweepService
+from course.judge.services import WATCH_SWITCHES, SweepService
 from utils.checks.guarded import UNWRITTEN
 from utils.judged.student_module import LAYOUTS
 from utils.sweeps import sweeps_in_order
@@ -45,6 +45,7 @@ from utils.sweeps import sweeps_in_order
 UNIT = Unit(
     LAYOUTS["online_softmax.ipynb"],
     banned=["utils.softmax_kernels:row_softmax", "utils.online_softmax_plots:steps"],
+    suspicious=WATCH_SWITCHES,
 )
 RUN = "utils.judged.sweeps.run"
 INF = math.inf

@@ -11,6 +11,7 @@ import math
 import torch
 
 from course.judge.core import Judgement, Unit
+from course.judge.services import WATCH_SWITCHES
 from utils import grading
 from utils.judged.student_module import LAYOUTS
 
@@ -22,6 +23,7 @@ UNIT = Unit(
         "utils.attention.naive:naive_attention",
         "utils:naive_attention",
     ],
+    suspicious=WATCH_SWITCHES,
 )
 TOLERANCE = {
     torch.float32: {"out": dict(atol=1e-4, rtol=1e-4), "grad": dict(atol=2e-4, rtol=1e-3)},

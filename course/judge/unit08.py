@@ -25,6 +25,7 @@ import torch
 
 from course.judge import triton_calls
 from course.judge.core import Judgement, Unit
+from course.judge.services import WATCH_SWITCHES
 from course.judge.triton_calls import kernel_did_the_work, run, same_dtype
 from utils import grading
 from utils.checks import flash_triton as checks
@@ -39,7 +40,7 @@ UNIT = Unit(
         "utils.checks.flash_triton:reference_attention",
         "utils.checks.flash_triton:reference_gradients",
     ],
-    suspicious={"numpy": "NumPy (work outside PyTorch and the kernels is not seen)"},
+    suspicious={"numpy": "NumPy (work outside PyTorch and the kernels is not seen)", **WATCH_SWITCHES},
     parallel_cells_on_gpu=3,
 )
 F32, F16, BF16 = torch.float32, torch.float16, torch.bfloat16

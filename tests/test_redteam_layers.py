@@ -1,0 +1,222 @@
+"""An attacker's eye on issue 45's layers: attacks by a helper briefed only to break them.
+
+A test that passes is an attack that failed (or a hole fixed since: its commit says the test failed before); an
+attack that still works is marked `xfail(strict=True, reason="HOLE: ...")`, so fixing it turns into an unexpected
+pass. Each one runs through the real layer: here the judge of unit 06 (`judged_unit06`, two sandboxed children).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.util
+import io
+import marshal
+import re
+import types
+import zipfile
+from types import SimpleNamespace
+
+import pytest
+from test_sandbox_attacks import needs, sandboxed
+from test_similarity import PUBLISHED, UNIT06, judged_unit06
+
+from course import notebooks
+from course.grading import similarity
+from course.grading.formgrader_files import StudentFilesAsDownloads
+from course.judge import preprocessor
+from course.judge.units import UNITS
+
+HEX = ("import math\n" + PUBLISHED).encode().hex()  # the published answer, in no form a text comparison reads
+RAN = "code made at run time, seen in the judge's child"
+CODE_FIELDS = (
+    "co_argcount co_posonlyargcount co_kwonlyargcount co_nlocals co_stacksize co_flags co_firstlineno co_code "
+    "co_names co_varnames co_freevars co_cellvars co_filename co_name co_qualname co_linetable co_exceptiontable"
+).split()
+
+
+def hole(reason: str):
+    return pytest.mark.xfail(strict=True, reason=f"HOLE: {reason}")
+
+
+def by_hand(code: types.CodeType) -> str:
+    """An expression that builds `code` from literals, naming no compile, exec or code type: `replace` on a
+    generator's code object, its constants (nested code) built the same way."""
+    consts = "".join(f"{by_hand(c) if isinstance(c, types.CodeType) else repr(c)}, " for c in code.co_consts)
+    fields = "".join(f"{field}={getattr(code, field)!r}, " for field in CODE_FIELDS)
+    return f"(x for x in ()).gi_code.replace({fields}co_consts=({consts}))"
+
+
+def unseen(cell: str, read: bool = False) -> dict:
+    """The judge's summary of unit 06 with `cell` added; asserts first that the similarity check's reading of the
+    text sees nothing (unless it is `read`) and that the module loaded (the answer was usable)."""
+    assert read or similarity.made_at_run_time(cell) == set(), similarity.made_at_run_time(cell)
+    judged = judged_unit06(cell)
+    score, points = judged["scores"]["test_forward"]
+    assert score == points, judged
+    return judged
+
+
+def test_code_run_by_the_standard_librarys_runners_or_built_by_hand_is_seen_by_the_judges_child():
+    """The published answer, as hex, run by `code.InteractiveInterpreter`, `bdb.Bdb().run` and `timeit`'s setup,
+    and a function whose code object is built by hand from literals: the audit hook saw none of them (the runners
+    compile and execute in the standard library's frames, and `code.replace` raises no event it watched), so the
+    pair scored full marks unflagged. The hook now looks through those runners to their caller, and watches code
+    objects made by the student's code."""
+    cell = (
+        "import math, bdb, code as _c, timeit\n"
+        f"_a = _c.InteractiveInterpreter(globals()).runsource(bytes.fromhex('{HEX}').decode(), '<x>', 'ex' + 'ec')\n"
+        f"_b = bdb.Bdb().run(bytes.fromhex('{HEX}').decode(), globals())\n"
+        f"_t = timeit.Timer('pass', setup=bytes.fromhex('{HEX}').decode())\n"
+        "_e = _t.timeit(1)\n"
+        f"_d = type(lambda: 0)({by_hand(compile(PUBLISHED, 'x', 'exec').co_consts[0])}, globals())\n"
+        "_proof = _d([1.0, 2.0]) + logsumexp([1.0])\n"
+    )
+    reasons = " ".join(unseen(cell)["reasons"])
+    assert RAN in reasons, reasons
+    for made in ("compile: <x>", "compile: <string>", "compile: <timeit-src>", "code.__new__: logsumexp"):
+        assert made in reasons, (made, reasons)
+
+
+def test_a_module_written_at_run_time_and_imported_is_seen():
+    """The published answer written by the student's code into a folder of /tmp as a .py, as a zip archive named
+    data.bin put on sys.path, or as a sourceless .pyc, then imported: the import system compiles or
+    unmarshals it in its own frames, which the hook took for the library's; full marks unflagged. The hook now
+    flags a module loaded from outside the library while the student's code runs (the judge's child has nothing
+    handed in to import)."""
+    source = "import math\n" + PUBLISHED
+    packed = io.BytesIO()
+    with zipfile.ZipFile(packed, "w") as archive:
+        archive.writestr("in_zip.py", source)
+    compiled = importlib.util.MAGIC_NUMBER + bytes(12) + marshal.dumps(compile(source, "x.py", "exec"))
+    written = {"as_source.py": source.encode(), "data.bin": packed.getvalue(), "as_bytecode.pyc": compiled}
+    cell = "import math, sys, tempfile, pathlib\n"
+    for i, (name, data) in enumerate(written.items()):
+        folder = "d + '/data.bin'" if name == "data.bin" else "d"
+        module = "in_zip" if name == "data.bin" else name.split(".")[0]
+        cell += (
+            f"def f{i}(xs):\n"
+            "    d = tempfile.mkdtemp()\n"
+            f"    pathlib.Path(d, '{name}').write_bytes(bytes.fromhex('{data.hex()}'))\n"
+            f"    sys.path.insert(0, {folder})\n"
+            f"    import {module}\n"
+            f"    return {module}.logsumexp(xs)\n"
+            f"_{i} = f{i}([1.0, 2.0])\n"
+        )
+    reasons = " ".join(unseen(cell)["reasons"])
+    for loaded in ("as_source.py", "data.bin/in_zip.py", "as_bytecode.pyc"):
+        assert re.search(rf"import /tmp/\w+/{loaded}\b", reasons), (loaded, reasons)
+
+
+@hole("the audit hook shares the student's process: gc finds it, told all code is library code, it is blind")
+def test_the_audit_hook_blinded_through_gc_still_sees():
+    """The hook found among every object (`gc.get_objects`) and told that every file is the library's: the
+    standard library's runner then runs the answer unseen. The similarity check flags the name `get_objects`, the
+    judge's scan the name `gc` in units 02–04, 06 and 08 (a lookup through `vars(...).items()` is no name); the
+    audit hook itself sees nothing run."""
+    cell = (
+        "import math, gc, code as _c\n"
+        '_blind = [w.__dict__.update(library=("",)) for w in gc.get_objects() if type(w).__name__ == "Watch"]\n'
+        f"_a = _c.InteractiveInterpreter(globals()).runsource(bytes.fromhex('{HEX}').decode(), '<x>', 'ex' + 'ec')\n"
+        "_proof = logsumexp([1.0])\n"
+    )
+    assert RAN in " ".join(unseen(cell, read=True)["reasons"])
+
+
+@hole("TorchScript compiled from a string (torch.jit.CompilationUnit) runs unseen by the judge's child")
+def test_torchscript_compiled_from_a_string_is_seen():
+    """TorchScript compiled from a hex string by `torch.jit.CompilationUnit`: torch parses and compiles it in C++,
+    no Python compile or exec event. The similarity check flags the name `CompilationUnit`; the judge's child sees
+    nothing run."""
+    script = (
+        "def lse(xs: List[float]) -> float:\n    top = max(xs)\n    s = 0.0\n    for x in xs:\n"
+        "        s += math.exp(x - top)\n    return top + math.log(s)\n"
+    )
+    cell = (
+        "import math, torch\n"
+        f"_cu = torch.jit.CompilationUnit(bytes.fromhex('{script.encode().hex()}').decode())\n"
+        "def logsumexp(xs):\n    return _cu.lse(list(xs))\n"
+        "_proof = logsumexp([1.0])\n"
+    )
+    assert RAN in " ".join(unseen(cell, read=True)["reasons"])
+
+
+MAPPED_FILES = """
+import ctypes, json, os, resource
+libc = ctypes.CDLL(None, use_errno=True)
+libc.mmap.restype = ctypes.c_void_p
+libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
+nofile = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+path = os.path.join(os.getcwd(), "home", "page")
+with open(path, "wb") as page:
+    page.write(bytes(4096))
+held = 0
+for _ in range(nofile + 2000):  # 2,000 past the limit: a few thousand of the host's millions
+    fd = os.open(path, os.O_RDONLY)
+    mapped = libc.mmap(None, 4096, 1, 1, fd, 0)  # PROT_READ, MAP_SHARED: the mapping keeps the open file
+    os.close(fd)
+    if mapped in (None, ctypes.c_void_p(-1).value):
+        break
+    held += 1
+print(json.dumps({"nofile": nofile, "held": held}))
+"""
+
+
+@hole(
+    "a file mapped and closed keeps its entry of the host's file table: a grading can fill it past nofile × nproc"
+)
+def test_a_grading_holds_no_more_of_the_hosts_file_table_than_its_fit():
+    """`course.judge.tables` fits nofile × nproc open files a grading into the host's free file table. A file
+    mapped into memory and then closed keeps its entry of that table (`/proc/sys/fs/file-nr`) with no descriptor
+    to count: one process holds up to vm.max_map_count (65,530) of them, 2,048 processes a grading; here, as
+    measured, 60,000 in one sandboxed process of nofile 4,096 (the host's table: 2.47 million). Only the grading's
+    memory (some 0.5 KB an entry) bounds them."""
+    needs("bubblewrap")
+    found = sandboxed("bubblewrap", MAPPED_FILES)
+    assert found["held"] <= found["nofile"], found
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/formgrader/submissions/abc/work.html",
+        "/formgrader/submissions//abc/work.html",
+        "/formgrader/submissions/abc/formgrader/submissions/work.html",
+    ],
+)
+def test_every_file_a_student_handed_in_is_a_download(path):
+    """formgrader's page of a submission is formgrader/submissions/<id>/; a file handed in is below it, served as a
+    sandboxed download. A file in a folder the student named formgrader/submissions/ ended like that page
+    and was served as a page, its script running in the instructor's server: a relative
+    link in the student's markdown (`[plot](formgrader/submissions/plot.html)`) leads there from their page."""
+    assert StudentFilesAsDownloads(SimpleNamespace(path=f"/user/teacher{path}")).student_file
+    assert not StudentFilesAsDownloads(
+        SimpleNamespace(path="/user/teacher/formgrader/submissions/abc/")
+    ).student_file
+
+
+UNIT06_NAIVE_FORWARD = """
+from torch.utils._python_dispatch import _disable_current_modes as _unwatched
+def flash_forward(Q, K, V, is_causal=False):
+    with _unwatched():  # the judge child's dispatch mode (largest tensor, fused attention banned) off
+        S = (Q.float() @ K.float().transpose(-1, -2)) * Q.shape[-1] ** -0.5
+        L = torch.logsumexp(S, dim=-1)
+        O = (torch.softmax(S, dim=-1) @ V.float()).to(Q.dtype)
+    return O, L
+"""
+
+
+def test_the_largest_tensor_is_seen_with_the_dispatch_mode_turned_off():
+    """Unit 06's flash_forward replaced by plain attention (its Nq×Nk scores whole) computed inside
+    `torch.utils._python_dispatch._disable_current_modes()`: the child's dispatch mode that records the largest
+    tensor (and refuses fused attention) sees none of it, and test_forward's 'no N×N intermediate' held (3/3
+    unflagged, where the same code outside the context manager lost it: 2.5/3). The judge's scan now flags the
+    names that turn the mode off, for review, in units 04, 06 and 08 as it did in 02 and 03 (`WATCH_SWITCHES`; a
+    name computed at run time is beyond it: the child shares its process with the student's code)."""
+    nb = notebooks.read(UNIT06)
+    notebooks.solution_cells(nb)["fa_forward"].source += UNIT06_NAIVE_FORWARD
+    unit = dataclasses.replace(
+        UNITS[UNIT06.name], cells={"test_forward": UNITS[UNIT06.name].cells["test_forward"]}
+    )
+    judged = preprocessor.judge_notebook(nb, unit, "mallory", "salt", "auto")
+    kept = [held for prop, held in judged["properties"]["test_forward"].items() if "N×N" in prop]
+    assert kept == [False] or judged["flagged"], judged
