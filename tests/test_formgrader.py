@@ -74,6 +74,7 @@ def test_formgrader_works_on_the_course_folder_only_through_the_command(launch, 
             for path in ("manage_students/alice", f"gradebook/{UNIT}/{NB}")
         ]
         _, page = get(f"{url}formgrader/submissions/{submission}/", token)
+        _, lab = get(f"{url}lab", token)  # JupyterLab's page: its own scripts, no submission's policy
         files = [  # the link as the page makes it, and a path nbgrader routes to the same file
             get(f"{url}formgrader/submissions/{path}", token)
             for path in (f"{submission}/work.html", f"/{submission}/work.html")
@@ -88,6 +89,7 @@ def test_formgrader_works_on_the_course_folder_only_through_the_command(launch, 
         assert reflected == [404, 404, 404] and plain == [200, 200]  # the first three answered 200 before
         # the submission's page: its scripts named by hash, and no ETag (a 304 would carry a policy without them)
         assert "'sha256-" in page["Content-Security-Policy"] and "Etag" not in page
+        assert "script-src" not in lab.get("Content-Security-Policy", "")  # the merged matcher took /lab once
         for file_status, file_headers in files:
             assert file_status == 200 and file_headers["Content-Disposition"] == "attachment"
             assert file_headers["Content-Security-Policy"] == "default-src 'none'; sandbox"

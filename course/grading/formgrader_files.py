@@ -62,13 +62,19 @@ DOWNLOAD_HEADERS = {
 }
 
 
+def page_base(path: str) -> str | None:
+    """The server's base URL where `path` is formgrader's page of one submission (SUBMISSIONS, then SUBMISSION_PAGE
+    and nothing more), else None."""
+    base, under, rest = path.partition(SUBMISSIONS)
+    return base if under and SUBMISSION_PAGE.fullmatch(rest) else None
+
+
 class StudentFilesAsDownloads(OutputTransform):
     """DOWNLOAD_HEADERS on every response to a request for a file of a submission."""
 
     def __init__(self, request):
         super().__init__(request)
-        _, under, rest = request.path.partition(SUBMISSIONS)
-        self.student_file = bool(under) and SUBMISSION_PAGE.fullmatch(rest) is None
+        self.student_file = SUBMISSIONS in request.path and page_base(request.path) is None
 
     def transform_first_chunk(self, status_code, headers, chunk, finishing):
         if self.student_file:
@@ -82,10 +88,10 @@ class SubmissionPagePolicy(OutputTransform):
 
     def __init__(self, request):
         super().__init__(request)
-        path = request.path
-        page = SUBMISSION_PAGE.search(path)
-        base = path[: page.start()] if page else ""
-        self.static = f"{request.protocol}://{request.host}{base}/formgrader/static/" if page else None
+        base = page_base(request.path)
+        self.static = (
+            None if base is None else f"{request.protocol}://{request.host}{base}/formgrader/static/"
+        )
 
     def transform_first_chunk(self, status_code, headers, chunk, finishing):
         if self.static is not None:
