@@ -182,6 +182,7 @@ def snapshot(source_url: str, path: Path, pair: tuple[str, str] | None = None) -
     only = pair_rows(*pair) if pair else {}
     source = sqlalchemy.create_engine(source_url)
     target = sqlalchemy.create_engine(f"sqlite:///{path}")
+    sqlalchemy.event.listen(target, "connect", unsynced)
     try:
         Base.metadata.create_all(target)
         with source.connect() as read, target.begin() as write:
@@ -202,6 +203,14 @@ def snapshot(source_url: str, path: Path, pair: tuple[str, str] | None = None) -
     finally:
         source.dispose()
         target.dispose()
+
+
+def unsynced(connection, _record) -> None:
+    """A new copy is written without waiting for the disk (no fsync, the journal in memory): it is whole once
+    `snapshot` returns, and a copy a crash cut short is a temporary file nobody reads. Each commit's fsync made
+    a pair's private copy cost 0.28 s of wall clock for 0.04 s of CPU (measured on the 2-core CI machine)."""
+    connection.execute("PRAGMA synchronous = OFF")
+    connection.execute("PRAGMA journal_mode = MEMORY")
 
 
 @contextlib.contextmanager
