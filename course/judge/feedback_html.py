@@ -23,6 +23,7 @@ cell's points are split among its properties.
 from __future__ import annotations
 
 import csv
+import functools
 import html
 import re
 from pathlib import Path
@@ -122,6 +123,25 @@ class CompiledOnce(jinja2.BytecodeCache):
 COMPILED = CompiledOnce()
 
 
+@functools.lru_cache(maxsize=4096)
+def highlighted(source: str, language: str, magics: str | None) -> str:
+    """nbconvert's highlighting of a code cell (`Highlight2HTML`, default options) by all it depends on: the cell's
+    source, its language and its `magics_language`."""
+    return Highlight2HTML(pygments_lexer=language)(
+        source, None, None if magics is None else {"magics_language": magics}
+    )
+
+
+class HighlightOnce(Highlight2HTML):
+    """`Highlight2HTML`, each distinct cell highlighted once a process: a unit's given cells are the same on every
+    student's page, and highlighting was a quarter of a page's CPU time (profiled: 3.9 of 15.2 s, ten pages)."""
+
+    def __call__(self, source, language=None, metadata=None):
+        if self.extra_formatter_options:  # configured: as nbconvert does it
+            return super().__call__(source, language, metadata)
+        return highlighted(source, language or self.pygments_lexer, (metadata or {}).get("magics_language"))
+
+
 class FeedbackExporter(HTMLExporter):
     """nbconvert's HTML exporter without its last pass, which parses the finished page with BeautifulSoup and
     writes it out again to give images without alt text nbconvert's, and JupyterLab's cells and outputs a tabindex:
@@ -138,7 +158,7 @@ class FeedbackExporter(HTMLExporter):
         """HTMLExporter's, up to its BeautifulSoup pass (nbconvert 7)."""
         language = nb.metadata.get("language_info", {})
         lexer = language.get("pygments_lexer", language.get("name", None))
-        highlight = self.filters.get("highlight_code", Highlight2HTML(pygments_lexer=lexer, parent=self))
+        highlight = self.filters.get("highlight_code", HighlightOnce(pygments_lexer=lexer, parent=self))
         resources = self._init_resources(resources)
         data_types = WidgetsDataTypeFilter(
             notebook_metadata=self._nb_metadata, parent=self, resources=resources
