@@ -32,10 +32,6 @@ FAILURE = "There was an error processing assignment: "
 # graded again, up to this many attempts in all, before "kernel failed to start" is reported.
 START_ATTEMPTS = 3
 START_FAILURES = ("Kernel died before replying to kernel_info", "Kernel didn't respond in")
-# jsonschema imports rfc3987_syntax (if installed) only to check IRI formats, which notebooks never use; building
-# its grammars cost 2.1 of a merge job's 2.9 CPU seconds (measured), so no job of this module imports it, whichever
-# of nbgrader's modules it imports first.
-sys.modules.setdefault("rfc3987_syntax", None)
 
 
 def make_api(root: str, judge: dict | None = None, **coursedir: str):
