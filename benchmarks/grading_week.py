@@ -14,7 +14,7 @@ them (`python -m course …`, through `course.cli`), and times each:
    (`ReplayPool`): its job records the reference's result (every test cell full, the written answer waiting for a
    person) in the pair's private gradebook, copies the submission as its autograded notebook and writes a stand-in
    feedback page. Everything else in `grade` runs for real: intake, the merges into the course's gradebook, late
-   penalties, grades.csv, the pages' digests (so a stood-in pair still costs seconds: its private copy of the
+   penalties, grades.csv, the pages' digests (so a stood-in pair still costs ~0.4 CPU s: its private copy of the
    course's gradebook, its share of a merge job). Grading is reported, not part of the target;
 3. `handgrade export 01 --graders ta1 ta2 --by student`, the graders' ticks (written here, not timed), and the two
    sheets' `handgrade import`, one grader after the other;

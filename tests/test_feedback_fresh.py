@@ -121,3 +121,35 @@ def test_the_feedback_exporter_writes_nbconverts_page_without_its_beautifulsoup_
     theirs, _ = HTMLExporter(template_name="classic").from_notebook_node(nb)
     assert ours.count('alt="No description has been provided for this image"') == 1
     assert BeautifulSoup(ours, "html.parser") == BeautifulSoup(theirs, "html.parser")
+
+
+def test_a_jobs_pages_share_compiled_templates_and_highlighting_and_are_the_same_bytes():
+    """Pages after the first compile no template and highlight no cell already highlighted, and each page is,
+    byte for byte, the page of a fresh compile and nbconvert's own highlighting (a cell's magics language, even
+    an empty one, counts)."""
+    from unittest import mock
+
+    import jinja2
+    import nbformat
+    from nbconvert.filters.highlight import Highlight2HTML
+
+    from course.judge import feedback_html
+
+    cells = [nbformat.v4.new_code_cell("for i in range(3):\n    print(i < 2)")]
+    for magics in ("bash", ""):
+        cells.append(nbformat.v4.new_code_cell("echo $HOME | wc -c", metadata={"magics_language": magics}))
+    nb = nbformat.v4.new_notebook(cells=cells)
+    first, _ = feedback_html.FeedbackExporter(template_name="classic").from_notebook_node(nb)
+    with (
+        mock.patch.object(jinja2.Environment, "compile", side_effect=AssertionError("compiled again")),
+        mock.patch.object(feedback_html, "Highlight2HTML", side_effect=AssertionError("highlighted again")),
+    ):
+        again, _ = feedback_html.FeedbackExporter(template_name="classic").from_notebook_node(nb)
+    with mock.patch.object(feedback_html, "COMPILED", None):
+        nbconverts = Highlight2HTML(pygments_lexer="ipython3")
+        exporter = feedback_html.FeedbackExporter(
+            template_name="classic", filters={"highlight_code": nbconverts}
+        )
+        fresh, _ = exporter.from_notebook_node(nb)
+    assert first == again == fresh
+    assert first.count("hl-ipython3") == 3

@@ -156,24 +156,38 @@ def test_concurrent_jobs_share_the_cores_unless_the_user_chose_a_thread_count(mo
     assert worker_env(3)["OMP_NUM_THREADS"] == "5"
 
 
-def test_pairs_that_finish_during_a_merge_go_in_together(monkeypatch, tmp_path):
-    """A class that finishes at once queues no merge per pair: those that finish while one merge runs share
-    the next; each pair is merged exactly once and rows keep the order of the pairs."""
+def merge_batches(monkeypatch, tmp_path, pairs: int, jobs: int, merge_seconds: float) -> list[list[str]]:
+    """The batches `grade_pairs` merges `pairs` instantly graded pairs in, `jobs` at a time, each merge taking
+    `merge_seconds`; every pair merged exactly once and the rows in the order of the pairs."""
     merged = []
 
     def slow_merge(course, rows, folders, log, *_):
         merged.append([row.student for row in rows])
-        time.sleep(0.5)
+        time.sleep(merge_seconds)
 
     monkeypatch.setattr(grade, "grade_pair", lambda course, student, unit, *_: grade.Row(student, unit, 1.0))
     monkeypatch.setattr(grade, "merge_gradebooks", slow_merge)
     monkeypatch.setattr(grade, "save_progress", lambda course, row: None)
-    students = [f"s{i}" for i in range(8)]
+    students = [f"s{i:02d}" for i in range(pairs)]
     folders = [tmp_path / s for s in students]
     for folder in folders:
         folder.mkdir()
-        (folder / "grading.log").write_text("", encoding="utf-8")
-    rows = grade.grade_pairs(None, [(s, UNIT) for s in students], folders, 60, 8, tmp_path / "grading.log")
+    rows = grade.grade_pairs(None, [(s, UNIT) for s in students], folders, 60, jobs, tmp_path / "grading.log")
     assert [row.student for row in rows] == students
     assert sorted(s for batch in merged for s in batch) == students
+    return merged
+
+
+def test_pairs_that_finish_during_a_merge_go_in_together(monkeypatch, tmp_path):
+    """A class that finishes at once queues no merge per pair: those that finish while one merge runs share
+    the next."""
+    merged = merge_batches(monkeypatch, tmp_path, 8, 8, 0.5)
     assert len(merged) <= 3, merged
+
+
+def test_more_pairs_than_jobs_still_merge_in_batches(monkeypatch, tmp_path):
+    """A pair whose row another pair's merge took is done: its thread grades the next pair as that merge ends
+    instead of waiting its turn for the merge lock and then merging a lone late pair (once a merge per pair after
+    the first few, 64 merges for 80 pairs in the week's benchmark): at 4 jobs, two pairs a merge at least."""
+    merged = merge_batches(monkeypatch, tmp_path, 24, 4, 0.3)
+    assert len(merged) <= 24 // 2, merged

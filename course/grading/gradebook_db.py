@@ -182,6 +182,8 @@ def snapshot(source_url: str, path: Path, pair: tuple[str, str] | None = None) -
     only = pair_rows(*pair) if pair else {}
     source = sqlalchemy.create_engine(source_url)
     target = sqlalchemy.create_engine(f"sqlite:///{path}")
+    if pair:  # a grading job's private copy, made for every pair
+        sqlalchemy.event.listen(target, "connect", unsynced)
     try:
         Base.metadata.create_all(target)
         with source.connect() as read, target.begin() as write:
@@ -202,6 +204,15 @@ def snapshot(source_url: str, path: Path, pair: tuple[str, str] | None = None) -
     finally:
         source.dispose()
         target.dispose()
+
+
+def unsynced(connection, _record) -> None:
+    """A grading job's private copy is written without waiting for the disk (no fsync, the journal in memory): it
+    is whole once `snapshot` returns, and one a crash cut short is in a run's temporary folder, which nobody reads
+    again. Each commit's fsync made a pair's copy cost 0.28 s of wall clock for 0.04 s of CPU (measured on the
+    2-core CI machine). Other copies (a backup of a PostgreSQL gradebook among them) wait for the disk."""
+    connection.execute("PRAGMA synchronous = OFF")
+    connection.execute("PRAGMA journal_mode = MEMORY")
 
 
 @contextlib.contextmanager

@@ -41,9 +41,6 @@ def make_api(root: str, judge: dict | None = None, **coursedir: str):
     """An NbGraderAPI for the course root, configured by the course's nbgrader_config.py; `judge` sets the
     judge's options (salt, sandbox, report_dir). `source/` and `release/` are the root's unless `coursedir` names
     others (`checkout`: a course folder's are in the checkout, `course.layout`)."""
-    # jsonschema imports rfc3987_syntax (if installed) only to check IRI formats, which notebooks never use;
-    # building its grammars costs seconds in every worker.
-    sys.modules.setdefault("rfc3987_syntax", None)
     import nbgrader.api
 
     nbgrader.api.get_alembic_version = alembic_head
