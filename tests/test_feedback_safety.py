@@ -110,7 +110,7 @@ def course_config():
 def autograded(nb, monkeypatch):
     """`nb` through the configured autograde preprocessors, the judge writing REPORT into the test cell."""
 
-    def judge(nb, unit, student, salt, sandbox, replies=None):
+    def judge(nb, unit, student, salt, sandbox, ran=None):
         for cell in nb.cells:
             if notebooks.meta(cell).get("grade"):
                 cell.outputs = preprocessor.verdict_outputs(REPORT, 0.5, 1.0)

@@ -36,9 +36,9 @@ from course.judge import cgroup, outputs, relay, sandbox, triton_stats, units
 KERNEL_DIED = "flash_course_kernel_died"
 # resources: the notebook's stages, seconds (`SandboxedExecute.stages`, read by `course.judge.preprocessor`)
 STAGES = "flash_course_stages"
-# resources: {cell index: the status of its execute reply} of the cells the kernel ran
-# (`SandboxedExecute.on_cell_executed`); a test cell without one never ran (its self-check neither passed nor failed)
-REPLIES = "flash_course_replies"
+# resources: the indices of the cells whose execute reply came (`SandboxedExecute.on_cell_executed`); a test cell
+# not among them never ran (its visible self-check neither passed nor failed)
+RAN = "flash_course_ran"
 # seconds nbclient waits, once a cell's reply came, for the rest of its outputs (its default, 4, drops them unseen
 # on a busy host); a kernel that dies ends the wait
 IOPUB_WAIT = 30
@@ -266,7 +266,7 @@ class SandboxedExecute(Execute):
         self.iopub_timeout = max(self.iopub_timeout, IOPUB_WAIT)
 
     def preprocess(self, nb, resources=None, km=None):
-        self.started, self.kernel_ready, self.manager, self.replies = time.monotonic(), None, None, {}
+        self.started, self.kernel_ready, self.manager, self.ran = time.monotonic(), None, None, set()
         nb.metadata.pop(KERNEL_DIED, None)  # the grader's word alone, never the submission's
         self.held, self.beside, self.noted = (
             {},
@@ -284,16 +284,15 @@ class SandboxedExecute(Execute):
             return nb, resources
         finally:
             if resources is not None:
-                resources[STAGES], resources[REPLIES] = self.stages(nb), dict(self.replies)
+                resources[STAGES], resources[RAN] = self.stages(nb), set(self.ran)
             if km is None:  # the kernel this run started is shut down: its working copy goes now
                 self.remove_workspace()
 
     def on_cell_executed(self, **kwargs) -> None:
         """nbgrader's (a reply's error shown where the cell's outputs lack it: a timeout, an output that never
-        came), and the reply's status noted (`REPLIES`): a test cell without one never ran."""
+        came), and the cell noted as run (`RAN`)."""
         super().on_cell_executed(**kwargs)
-        content = (kwargs.get("execute_reply") or {}).get("content") or {}
-        self.replies[kwargs["cell_index"]] = str(content.get("status", "unknown"))[:16]
+        self.ran.add(kwargs["cell_index"])
 
     def remove_workspace(self) -> None:
         """Remove the kernel's working copy (its filesystem, its Triton cache) as soon as the notebook ran: its

@@ -31,7 +31,7 @@ import utils
 from course.judge import feedback_html, restore, sandbox, triton_stats, units
 from course.judge.child import Child
 from course.judge.core import Unit, judge_cell, seed_for
-from course.judge.kernel import REPLIES, SHARED, STAGES, cell_seconds
+from course.judge.kernel import RAN, SHARED, STAGES, cell_seconds
 from course.judge.student_code import module_source, scan
 from utils.messages import bilingual
 
@@ -163,14 +163,14 @@ class Judge(NbGraderPreprocessor):
         try:
             if begun is None:
                 summary = judge_notebook(
-                    nb, unit, info.get("student", ""), self.salt, self.sandbox, replies=resources.get(REPLIES)
+                    nb, unit, info.get("student", ""), self.salt, self.sandbox, ran=resources.get(RAN)
                 )
             else:  # the timed cells once the others are judged too: nothing else of this pair runs (`Cell.timed`)
                 beside = begun.result()
                 timed = judge_cells(
                     nb, unit, info.get("student", ""), self.salt, self.sandbox, shared=shared, timed=True
                 )
-                summary = finish(nb, beside.followed_by(timed), resources.get(REPLIES))
+                summary = finish(nb, beside.followed_by(timed), resources.get(RAN))
         finally:
             if shared is not None:  # the judge is done: its children's uid and cache end
                 cache_stages = triton_stats.stages("pair", shared[1])
@@ -219,12 +219,12 @@ def judge_notebook(
     salt: str,
     requested_sandbox: str,
     parallel_cells: int | None = None,
-    replies: dict[int, str] | None = None,
+    ran: set[int] | None = None,
 ) -> dict:
     """Judge the notebook's cells in place, `parallel_cells` at once (default: the unit's choice on a GPU, else
     1); return the summary (scores, seeds, sandbox, flags, and whether each cell's visible self-check passed in
     the notebook: `finish`)."""
-    return finish(nb, judge_cells(nb, unit, student, salt, requested_sandbox, parallel_cells), replies)
+    return finish(nb, judge_cells(nb, unit, student, salt, requested_sandbox, parallel_cells), ran)
 
 
 def judge_cells(
@@ -341,11 +341,11 @@ def cell_groups(unit: Unit, cells: list) -> list[list]:
     return list(groups.values())
 
 
-def finish(nb, judged: Judged, replies: dict[int, str] | None = None) -> dict:
+def finish(nb, judged: Judged, ran: set[int] | None = None) -> dict:
     """Write each judged cell's verdict into `nb` (the notebook as its kernel ran it: what the visible self-check
     showed goes into the report, and a self-check that passed there but failed when judged is flagged); return the
-    summary. `replies`: the kernel's reply status by cell index (`kernel.REPLIES`), where the grader ran `nb`: a
-    test cell without one never ran."""
+    summary. `ran`: where the grader ran `nb`, the indices of the cells its kernel ran (`kernel.RAN`): a test cell
+    not among them never ran."""
     summary = {"scores": {}, "seeds": {}, "selfchecks": {}, "cell_seconds": {}, "selfcheck_seconds": {}}
     summary["properties"] = {}  # grade_id -> {property: passed}, of the properties judged here
     reasons = list(judged.reasons)
@@ -354,7 +354,7 @@ def finish(nb, judged: Judged, replies: dict[int, str] | None = None) -> dict:
         verdict = judged.verdicts.get(grade_id)
         if verdict is None:
             continue
-        kernel_passed, kernel_line = kernel_summary(cell, replies is None or index in replies)
+        kernel_passed, kernel_line = kernel_summary(cell, ran is None or index in ran)
         header = f"{kernel_line}\n{bilingual('种子', 'seed')} {verdict['seed']} · sandbox {judged.mechanism}"
         cell.outputs = verdict_outputs(
             f"{header}\n{verdict['report']}", verdict["score"], verdict["points"], judged=verdict["judged"]
