@@ -153,3 +153,9 @@ def test_a_jobs_pages_share_compiled_templates_and_highlighting_and_are_the_same
         fresh, _ = exporter.from_notebook_node(nb)
     assert first == again == fresh
     assert first.count("hl-ipython3") == 3
+    kept = feedback_html.highlighted.cache_info().currsize
+    long = nbformat.v4.new_notebook(
+        cells=[nbformat.v4.new_code_cell("x = 1\n" * feedback_html.HIGHLIGHT_KEPT)]
+    )
+    feedback_html.FeedbackExporter(template_name="classic").from_notebook_node(long)
+    assert feedback_html.highlighted.cache_info().currsize == kept  # a student's long cell is not kept

@@ -121,9 +121,12 @@ class CompiledOnce(jinja2.BytecodeCache):
 
 
 COMPILED = CompiledOnce()
+# of a code cell, the characters past which its highlighting is not kept: the cells a unit gives (the same on every
+# page) are short, and a job that keeps a class's long cells would hold them all (at most ~50 MiB kept in all)
+HIGHLIGHT_KEPT = 16 << 10
 
 
-@functools.lru_cache(maxsize=4096)
+@functools.lru_cache(maxsize=512)
 def highlighted(source: str, language: str, magics: str | None) -> str:
     """nbconvert's highlighting of a code cell (`Highlight2HTML`, default options) by all it depends on: the cell's
     source, its language and its `magics_language`."""
@@ -133,11 +136,12 @@ def highlighted(source: str, language: str, magics: str | None) -> str:
 
 
 class HighlightOnce(Highlight2HTML):
-    """`Highlight2HTML`, each distinct cell highlighted once a process: a unit's given cells are the same on every
-    student's page, and highlighting was a quarter of a page's CPU time (profiled: 3.9 of 15.2 s, ten pages)."""
+    """`Highlight2HTML`, each distinct short cell (HIGHLIGHT_KEPT) highlighted once a process: a unit's given cells
+    are the same on every student's page, and highlighting was a quarter of a page's CPU time (profiled: 3.9 of
+    15.2 s, ten pages)."""
 
     def __call__(self, source, language=None, metadata=None):
-        if self.extra_formatter_options:  # configured: as nbconvert does it
+        if self.extra_formatter_options or len(source) > HIGHLIGHT_KEPT:  # as nbconvert does it
             return super().__call__(source, language, metadata)
         return highlighted(source, language or self.pygments_lexer, (metadata or {}).get("magics_language"))
 
