@@ -23,7 +23,7 @@ from test_similarity import PUBLISHED, UNIT06, judged_unit06
 from course import notebooks
 from course.grading import similarity
 from course.grading.formgrader_files import StudentFilesAsDownloads
-from course.judge import preprocessor
+from course.judge import preprocessor, unit06
 from course.judge.units import UNITS
 
 HEX = ("import math\n" + PUBLISHED).encode().hex()  # the published answer, in no form a text comparison reads
@@ -220,3 +220,72 @@ def test_the_largest_tensor_is_seen_with_the_dispatch_mode_turned_off():
     judged = preprocessor.judge_notebook(nb, unit, "mallory", "salt", "auto")
     kept = [held for prop, held in judged["properties"]["test_forward"].items() if "N×N" in prop]
     assert kept == [False] or judged["flagged"], judged
+
+
+HIDDEN_PEAK = """
+_real_forward = FlashAttentionPyTorch.forward
+
+
+def _forward_with_scores_hidden(ctx, Q, K, V, is_causal=False):
+    if Q.is_cuda and Q.shape[-2] > 4000:  # only where the peak is graded
+        scores = Q @ K.transpose(-1, -2)  # the N×N float32 scores a flash forward never holds
+        del scores
+        torch.cuda.reset_peak_memory_stats()  # the peak restarts from here
+    return _real_forward(ctx, Q, K, V, is_causal)
+
+
+FlashAttentionPyTorch.forward = staticmethod(_forward_with_scores_hidden)
+"""
+
+
+def test_a_reset_of_the_allocators_statistics_outside_a_judged_call_passes_and_inside_is_ignored(monkeypatch):
+    """`utils.judged.peak_guard` on any machine: torch's resets (stand-ins on a CPU build, which has none) pass
+    through outside a judged call and are ignored and counted inside one."""
+    import torch
+
+    from utils.judged import peak_guard
+
+    done = []
+    for name in peak_guard.RESETS:
+        monkeypatch.setattr(torch._C, name, lambda *args, name=name: done.append(name), raising=False)
+    guard = peak_guard.PeakGuard()
+    torch._C._cuda_resetPeakMemoryStats(0)
+    with guard.judged_call():
+        torch._C._cuda_resetPeakMemoryStats(0)
+        torch._C._cuda_resetAccumulatedMemoryStats(0)
+    assert done == ["_cuda_resetPeakMemoryStats"] and guard.attempts == 2
+
+
+@pytest.mark.gpu
+def test_a_forward_that_resets_the_peak_memory_statistics_still_shows_its_scores_matrix():
+    """Unit 06's reference with the N×N scores made and freed in its forward at the graded size, then
+    `torch.cuda.reset_peak_memory_stats()`: the peak read after the call no longer shows them (checked here first,
+    as an unguarded measurement reads it), and the judge used to grade that. The guard ignores the reset during a
+    judged call: the peak property is lost and the pair flagged for review."""
+    import torch
+
+    n = 4033
+    q, k = (torch.randn(1, n, 64, device="cuda") for _ in range(2))
+    torch.cuda.synchronize()
+    torch.cuda.reset_peak_memory_stats()
+    before = torch.cuda.memory_allocated()
+    scores = q @ k.transpose(-1, -2)
+    del scores
+    torch.cuda.reset_peak_memory_stats()
+    assert torch.cuda.max_memory_allocated() - before < n * n  # the attack, unguarded: the N² floats are gone
+
+    nb = notebooks.read(UNIT06)
+    for cell in notebooks.solution_cells(nb).values():
+        if "class FlashAttentionPyTorch" in cell.source:
+            cell.source += "\n" + HIDDEN_PEAK
+    unit = dataclasses.replace(
+        UNITS[UNIT06.name],
+        cells={"test_autograd_function": UNITS[UNIT06.name].cells["test_autograd_function"]},
+    )
+    judged = preprocessor.judge_notebook(nb, unit, "mallory", "salt", "auto")
+    properties = judged["properties"]["test_autograd_function"]
+    print(properties, judged["reasons"])
+    assert {prop for prop, passed in properties.items() if not passed} == {unit06.PEAK}, properties
+    assert any("reset the GPU allocator's statistics" in reason for reason in judged["reasons"]), judged[
+        "reasons"
+    ]

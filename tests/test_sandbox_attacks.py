@@ -255,21 +255,50 @@ def test_no_host_path_shows_in_the_sandbox():
     assert str(ROOT) not in shown and str(Path.home()) not in shown
 
 
-@hole(
-    "(j, information only, GPU hosts) with a GPU the whole host /sys is bound read-only: /sys/class/net lists the "
-    "host's network interfaces (the sandbox has its own network namespace with lo only), /sys/fs/cgroup the host's "
-    "cgroups; bind only /sys/bus/pci, /sys/dev/char and /sys/devices the CUDA driver reads"
-)
-def test_the_gpu_sandbox_shows_no_host_network_in_sys(monkeypatch):
+def test_the_gpu_sandbox_shows_no_host_network_or_cgroups_in_sys(monkeypatch):
+    """(j, information only, GPU hosts) with a GPU the sandbox gets the parts of /sys the CUDA driver reads, not the
+    host's network interfaces (/sys/class/net; the sandbox's own network has lo only) nor its cgroups (/sys/fs).
+    Failed before: the whole host /sys was bound read-only."""
     monkeypatch.setattr(sandbox, "gpu_devices", lambda: [Path("/dev/null")])  # as on a GPU host
     seen = sandboxed(
         "bubblewrap",
         """
         import json, os
-        print(json.dumps(sorted(os.listdir("/sys/class/net"))))
+        def listed(folder):
+            return sorted(os.listdir(folder)) if os.path.isdir(folder) else []
+        print(json.dumps({name: listed(name) for name in (
+            "/sys/class/net", "/sys/devices/virtual/net", "/sys/fs/cgroup", "/sys/bus/pci/devices")}))
         """,
     )
-    assert seen == ["lo"]
+    assert set(seen["/sys/class/net"]) <= {"lo"} and seen["/sys/devices/virtual/net"] == []
+    assert seen["/sys/fs/cgroup"] == []
+    host_pci = Path("/sys/bus/pci/devices")
+    assert seen["/sys/bus/pci/devices"] == (sorted(os.listdir(host_pci)) if host_pci.is_dir() else [])
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("mechanism", ["bubblewrap", "namespaces"])
+def test_cuda_and_a_triton_kernel_run_in_the_sandbox_with_only_the_gpu_parts_of_sys(mechanism):
+    """The other half of the test above, on the GPU host: with only the GPU's parts of /sys, CUDA starts, cuBLAS
+    multiplies and a Triton kernel compiles and runs in each sandbox."""
+    seen = sandboxed(
+        mechanism,
+        """
+        import json, os, torch
+        from utils import io_kernels
+        x = torch.arange(128 * 64, device="cuda", dtype=torch.float32)
+        square = x[:4096].view(64, 64)
+        print(json.dumps({
+            "gpu": torch.cuda.get_device_name(),
+            "copied": bool(torch.equal(io_kernels.copy(x), x)),
+            "product": bool(torch.allclose(square @ torch.eye(64, device="cuda"), square)),
+            "sys": sorted(os.listdir("/sys")),
+        }))
+        """,
+    )
+    print(seen)
+    assert seen["copied"] and seen["product"], seen
+    assert seen["sys"] == sorted({path.split("/")[2] for path in sandbox.gpu_sys()}), seen
 
 
 LAUNCHERS = """

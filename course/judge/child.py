@@ -132,6 +132,7 @@ class Child:
         self.process: subprocess.Popen | None = None
         self.calls = 0
         self.run_time_code: set[str] = set()  # what its answers said the student's code made at run time
+        self.memory_resets = 0  # the allocator's statistics its student's code tried to reset in judged calls
         self.start_seconds = 0.0  # waited for its starts: sandbox, interpreter, imports, student's module
 
     def start(self) -> None:
@@ -301,6 +302,7 @@ class Child:
             for entry in answer.get("run_time_code") or []:
                 if len(self.run_time_code) < RUN_TIME_LIMIT:
                     self.run_time_code.add(visible(str(entry))[:RUN_TIME_SHOWN])
+            self.memory_resets = max(self.memory_resets, int(answer.get("memory_resets") or 0))
             if not answer.get("ok"):
                 where = str(answer.get("where", ""))
                 raise CallFailed(f"{str(answer.get('error', ''))[:3000]}\n{where[:3000]}".rstrip())

@@ -51,6 +51,16 @@ def run_time_flag(made: list[str]) -> str:
     )
 
 
+def memory_reset_flag(resets: int) -> str:
+    """Why a pair is to be reviewed whose code tried to reset the GPU allocator's statistics during judged calls
+    (`utils.judged.peak_guard`: ignored, the peak graded is the judge's)."""
+    return bilingual(
+        f"显存：学生代码在评审调用中 {resets} 次试图重置 GPU 分配器的统计（已忽略，峰值仍由评审测量），请复核",
+        f"memory: the student's code tried to reset the GPU allocator's statistics {resets} times during judged "
+        "calls (ignored: the peak is still the judge's measurement); review it",
+    )
+
+
 def kernel_summary(cell, ran: bool = True) -> tuple[bool | None, str]:
     """(passed, one line) of what the notebook's kernel showed in the test cell (its visible self-check); None where
     it never `ran` (a kernel that died before it)."""
@@ -313,6 +323,8 @@ def judge_cells(
     judged.stages |= {"judge child start": sum(each.start_seconds for each in children)}
     if made := sorted(set().union(*(each.run_time_code for each in children))):
         judged.reasons.append(run_time_flag(made))
+    if resets := sum(each.memory_resets for each in children):
+        judged.reasons.append(memory_reset_flag(resets))
     judged.verdicts = {verdict["grade_id"]: verdict for verdict in verdicts}
     judged.ended = time.monotonic()
     return judged

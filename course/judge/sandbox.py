@@ -52,6 +52,7 @@ UID_BASE, UID_RANGE = 1_000_000_000, 1 << 24  # a grading's uid on the host, whe
 SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 SYSTEM_ETC = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "localtime")
 GPU_DEVICES = "/dev/nvidia*"
+GPU_SYS = ("/sys/bus/pci", "/sys/dev/char", "/sys/devices/system", "/sys/devices/pci*", "/sys/module/nvidia*")
 TMPFS_BYTES = 1 << 30  # a private /tmp or /dev/shm, a working copy where the grader mounts one
 WORKSPACE_FS = "flash-course-work"  # the source name of the working copies' filesystems
 WORKSPACE_FILES = 1 << 16  # files and folders a working copy's filesystem holds (the grader walks them)
@@ -249,6 +250,12 @@ def gpu_devices() -> list[Path]:
     return sorted(Path("/dev").glob(GPU_DEVICES.removeprefix("/dev/")))
 
 
+def gpu_sys() -> list[str]:
+    """The parts of /sys the CUDA driver reads (the PCI devices, the CPUs and NUMA nodes, the driver's module),
+    not the rest: /sys/class/net names the host's network interfaces, /sys/fs the host's cgroups."""
+    return [str(path) for pattern in GPU_SYS for path in sorted(Path("/").glob(pattern.removeprefix("/")))]
+
+
 BWRAP_MOUNTS = {"symlink": "--symlink", "ro": "--ro-bind", "rw": "--bind", "device": "--dev-bind"}
 BWRAP_FILESYSTEMS = {"proc": "--proc", "dev": "--dev", "tmpfs": "--tmpfs"}
 TMPFS_OPTIONS = (
@@ -303,7 +310,7 @@ def allow_list(
     found += [("ro", str(workdir / "passwd"), "/etc/passwd"), ("proc", "", "/proc"), ("dev", "", "/dev")]
     found += [("device", str(device), str(device)) for device in gpu_devices()]
     if gpu_devices():
-        found.append(("ro", "/sys", "/sys"))  # the CUDA driver reads its devices there
+        found += [("ro", path, path) for path in gpu_sys()]
     found += [("tmpfs", "", folder) for folder in ("/tmp", "/dev/shm")]
     found += [
         ("ro", str(path), str(path))

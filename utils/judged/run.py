@@ -84,8 +84,9 @@ def resolve(module, target: str):
     return value
 
 
-def run_call(module, request: dict, inputs: dict, settings: dict) -> tuple[dict, dict]:
-    """Run one call; return its JSON description and the tensors it produced."""
+def run_call(module, request: dict, inputs: dict, settings: dict, guard) -> tuple[dict, dict]:
+    """Run one call; return its JSON description and the tensors it produced. `guard`: the peak memory's
+    (`utils.judged.peak_guard`)."""
     import torch
 
     import utils
@@ -106,33 +107,36 @@ def run_call(module, request: dict, inputs: dict, settings: dict) -> tuple[dict,
     watch = watcher(settings.get("ban_fused_attention", True))
     if device.type == "cuda":
         torch.cuda.synchronize()
-        torch.cuda.reset_peak_memory_stats()
+        guard.reset_peak()
     baseline = torch.cuda.memory_allocated() if device.type == "cuda" else 0
-    start = time.perf_counter()
-    with watch:
-        result = target(*args)
-        saved = None
-        if grad is not None:
-            output = result[0] if isinstance(result, tuple | list) else result
-            if isinstance(output, torch.Tensor) and output.grad_fn is not None:
-                saved = [t for t in output.grad_fn.saved_tensors]
-            if not isinstance(output, torch.Tensor) or not output.requires_grad:
-                raise AssertionError(
-                    utils.bilingual(
-                        "输出不可求导（没有 grad_fn）", "the output is not differentiable (no grad_fn)"
+    with guard.judged_call():
+        start = time.perf_counter()
+        with watch:
+            result = target(*args)
+            saved = None
+            if grad is not None:
+                output = result[0] if isinstance(result, tuple | list) else result
+                if isinstance(output, torch.Tensor) and output.grad_fn is not None:
+                    saved = [t for t in output.grad_fn.saved_tensors]
+                if not isinstance(output, torch.Tensor) or not output.requires_grad:
+                    raise AssertionError(
+                        utils.bilingual(
+                            "输出不可求导（没有 grad_fn）", "the output is not differentiable (no grad_fn)"
+                        )
                     )
-                )
-            output.backward(grad)
-    if device.type == "cuda":
-        torch.cuda.synchronize()
-    answer = {
-        "ok": True,
-        "result": encode(result),
-        "seconds": time.perf_counter() - start,
-        "largest": {"numel": watch.numel, "shape": list(watch.shape), "bytes": watch.nbytes},
-    }
-    if device.type == "cuda":
-        answer["peak_memory_bytes"] = torch.cuda.max_memory_allocated() - baseline
+                output.backward(grad)
+        if device.type == "cuda":
+            torch.cuda.synchronize()
+        seconds = time.perf_counter() - start
+        peak = torch.cuda.max_memory_allocated() - baseline if device.type == "cuda" else None
+        answer = {
+            "ok": True,
+            "result": encode(result),
+            "seconds": seconds,
+            "largest": {"numel": watch.numel, "shape": list(watch.shape), "bytes": watch.nbytes},
+        }
+    if peak is not None:
+        answer["peak_memory_bytes"] = peak
     if grad is not None:
         answer["grads"] = [encode(args[i].grad) for i in request.get("requires_grad", [])]
         answer["saved"] = encode(saved) if saved is not None else None
@@ -142,7 +146,7 @@ def run_call(module, request: dict, inputs: dict, settings: dict) -> tuple[dict,
 def main(workdir: str, reply_fd: str) -> None:
     import utils  # noqa: F401  (decides between the GPU and Triton's interpreter before triton loads)
     from utils.checks.isolation import failure_record, load_student_module
-    from utils.judged import run_time_code, tensor_files
+    from utils.judged import peak_guard, run_time_code, tensor_files
     from utils.judged.student_module import MODULE_NAME
 
     work = Path(workdir)
@@ -151,6 +155,7 @@ def main(workdir: str, reply_fd: str) -> None:
     fused = FUSED_ATTENTION_FUNCTIONS if settings.get("ban_fused_attention", True) else []
     ban([*fused, *settings.get("banned", [])])
     made_at_run_time = run_time_code.watch()  # before the student's module loads: it may run code as it does
+    guard = peak_guard.PeakGuard()  # likewise: an alias it takes of a reset is the guarded one
     try:
         module, failure = load_student_module(work / f"{MODULE_NAME}.py"), None
     except BaseException as error:  # noqa: BLE001 (a broken module fails every call, with its message)
@@ -163,10 +168,11 @@ def main(workdir: str, reply_fd: str) -> None:
         else:
             try:
                 inputs = tensor_files.load(work / "in" / str(request["id"]))
-                answer, tensors = run_call(module, request, inputs, settings)
+                answer, tensors = run_call(module, request, inputs, settings, guard)
             except BaseException as error:  # noqa: BLE001 (SystemExit, KeyboardInterrupt too: the call failed)
                 answer, tensors = failure_record(error), {}
         answer["run_time_code"] = list(made_at_run_time.seen)  # since the child started: its load too
+        answer["memory_resets"] = guard.attempts  # during the judged calls so far, each one ignored
         sys.stdout.flush()
         tensor_files.save(tensors, out)
         out.with_suffix(".answer").write_text(json.dumps(answer), encoding="utf-8")
