@@ -19,12 +19,12 @@ nvidia-smi --query-gpu=name,driver_version --format=csv >"$OUT/gpu.txt" 2>&1
 "$PY" -c "import torch, triton; print(torch.__version__, triton.__version__, torch.cuda.get_device_name())" >>"$OUT/gpu.txt" 2>&1
 bwrap --version >>"$OUT/gpu.txt" 2>&1
 
-step attacks 520 "${PYTEST[@]}" tests/test_sandbox_attacks.py &
-step layers 520 "${PYTEST[@]}" tests/test_sandbox.py tests/test_secrets.py tests/test_relay.py tests/test_host_tables.py \
+step attacks 430 "${PYTEST[@]}" tests/test_sandbox_attacks.py &
+step layers 430 "${PYTEST[@]}" -v tests/test_sandbox.py tests/test_secrets.py tests/test_relay.py tests/test_host_tables.py \
     tests/test_triton_reference.py tests/test_redteam_layers.py tests/test_pair_concurrency_attacks.py &
 {
-    step paths 250 "${PYTEST[@]}" tests/test_attacks_grading_paths.py tests/test_hostile_student.py tests/test_feedback_safety.py
-    step selftest 270 "$PY" -m course selftest 06 08 --sample --jobs 4
+    step paths 200 "${PYTEST[@]}" tests/test_attacks_grading_paths.py tests/test_hostile_student.py tests/test_feedback_safety.py
+    step selftest 220 "$PY" -m course selftest 06 08 --sample --jobs 4
 } &
 wait
 cat "$SUMMARY"

@@ -109,3 +109,20 @@ def test_a_string_never_closed_is_counted_in_linear_time(wired):
     seen = [received(session, iopub) for _ in range(2)]
     assert "over the grader's bounds" in seen[0]["content"]["text"] and seen[1]["content"]["text"] == "kept"
     assert time.monotonic() - began < 5
+
+
+def test_the_relay_keeps_the_graders_python_path_outside_the_course(tmp_path, monkeypatch):
+    """Where the grader's packages come from PYTHONPATH (a `pip install --target` folder, as on the GPU host), the
+    relay finds pyzmq there too. Failed before: its environment named the course alone, and on the GPU host every
+    kernel's relay died ("No module named 'zmq'")."""
+    packages = tmp_path / "packages"
+    packages.mkdir()
+    monkeypatch.setenv("PYTHONPATH", str(packages))
+    seen = tmp_path / "seen"
+    record = ["sh", "-c", 'printf %s "$PYTHONPATH" > "$0"; exec "$@"', str(seen)]  # then runs the relay
+    process, _ = relay.start(
+        tmp_path, f"{tmp_path}/kernel", PORTS, Session(key=b"k"), BOUNDS, outputs.refused_note(), record
+    )
+    process.kill()
+    process.wait()
+    assert str(packages) in seen.read_text().split(":")

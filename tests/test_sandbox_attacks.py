@@ -255,21 +255,30 @@ def test_no_host_path_shows_in_the_sandbox():
     assert str(ROOT) not in shown and str(Path.home()) not in shown
 
 
-def test_the_gpu_sandbox_shows_no_host_network_or_cgroups_in_sys(monkeypatch):
-    """(j, information only, GPU hosts) with a GPU the sandbox gets the parts of /sys the CUDA driver reads, not the
-    host's network interfaces (/sys/class/net; the sandbox's own network has lo only) nor its cgroups (/sys/fs).
-    Failed before: the whole host /sys was bound read-only."""
-    monkeypatch.setattr(sandbox, "gpu_devices", lambda: [Path("/dev/null")])  # as on a GPU host
+@pytest.mark.parametrize("mechanism", ["bubblewrap", "namespaces"])
+def test_the_gpu_sandbox_shows_no_host_network_or_cgroups_in_sys(mechanism, monkeypatch):
+    """(j, information only, GPU hosts) with a GPU the sandbox gets the GPU's devices (a folder among them, as
+    /dev/nvidia-caps is) and the parts of /sys the CUDA driver reads, not the host's network interfaces
+    (/sys/class/net; the sandbox's own network has lo only) nor its cgroups (/sys/fs). Failed before: the whole host
+    /sys was bound read-only, and the fallback could bind no device into its /dev, made read-only too early."""
+    needs(mechanism)
+    if not Path("/dev/pts").is_dir():
+        pytest.skip("no /dev/pts here to stand in for a GPU's folder of devices")
+    monkeypatch.setattr(
+        sandbox, "gpu_devices", lambda: [Path("/dev/null"), Path("/dev/pts")]
+    )  # as on a GPU host
     seen = sandboxed(
-        "bubblewrap",
+        mechanism,
         """
         import json, os
         def listed(folder):
             return sorted(os.listdir(folder)) if os.path.isdir(folder) else []
         print(json.dumps({name: listed(name) for name in (
-            "/sys/class/net", "/sys/devices/virtual/net", "/sys/fs/cgroup", "/sys/bus/pci/devices")}))
+            "/sys/class/net", "/sys/devices/virtual/net", "/sys/fs/cgroup", "/sys/bus/pci/devices")}
+            | {"devices": os.path.isdir("/dev/pts") and os.path.exists("/dev/null")}))
         """,
     )
+    assert seen["devices"]
     assert set(seen["/sys/class/net"]) <= {"lo"} and seen["/sys/devices/virtual/net"] == []
     assert seen["/sys/fs/cgroup"] == []
     host_pci = Path("/sys/bus/pci/devices")

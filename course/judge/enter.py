@@ -57,7 +57,8 @@ def bind(source: str, target: str, read_only: bool) -> None:
 
 
 def filesystem(kind: str, target: str, tmpfs_bytes: int) -> None:
-    """A filesystem of its own at `target`: "proc", "dev" (a tmpfs of a few devices bound from the host) or "tmpfs"."""
+    """A filesystem of its own at `target`: "proc", "dev" (a tmpfs of a few devices bound from the host, made
+    read-only by `build_root`) or "tmpfs"."""
     os.makedirs(target, exist_ok=True)
     if kind == "proc":
         mount("proc", target, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
@@ -69,7 +70,6 @@ def filesystem(kind: str, target: str, tmpfs_bytes: int) -> None:
         for name, link in DEVICE_LINKS.items():
             os.symlink(link, f"{target}/{name}")
         os.mkdir(f"{target}/shm")  # for the private /dev/shm, mounted next
-        mount(None, target, None, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NOEXEC)
     else:
         mount("tmpfs", target, "tmpfs", MS_NOSUID | MS_NODEV, f"mode=1777,size={tmpfs_bytes}")
 
@@ -93,6 +93,9 @@ def build_root(spec: dict) -> None:
             fd = opened.pop(target)
             bind(f"/proc/self/fd/{fd}", new + target, read_only=kind == "ro")
             os.close(fd)
+    for kind, _, target in spec["root"]:  # read-only once the GPU's devices are bound into it
+        if kind == "dev":
+            mount(None, new + target, None, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NOEXEC)
     os.chdir(new)
     check(libc.syscall(PIVOT_ROOT[os.uname().machine], b".", b"."), "pivot_root")
     check(libc.umount2(b".", MNT_DETACH), "umount the old root")

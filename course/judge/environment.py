@@ -20,6 +20,13 @@ def outermost(paths: list[Path]) -> list[Path]:
     return [p for i, p in enumerate(unique) if not any(inside(p, q) for q in unique[:i])]
 
 
+def outside_pythonpath() -> list[str]:
+    """PYTHONPATH's entries outside the course (a `pip install --target` folder on a GPU box): what a process the
+    grader starts with an environment of its own keeps."""
+    entries = os.environ.get("PYTHONPATH", "").split(os.pathsep)
+    return [p for p in entries if p and not inside(Path(p).resolve(), ROOT)]
+
+
 def environment_paths(entries: list[str]) -> list[Path]:
     """The folders of `entries` and of PYTHONPATH that exist outside the course (e.g. a `pip install --target`
     folder on a GPU box; a virtual environment in the checkout counts as outside)."""

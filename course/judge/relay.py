@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import os
 import re
 import subprocess
 import sys
@@ -23,6 +24,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import zmq
+
+from course import ROOT
+from course.judge.environment import outside_pythonpath
 
 MEMORY = 1 << 30  # bytes of address space the relay may hold (where no memory cgroup bounds it anyway)
 MAX_DEPTH = 64  # nesting of one message's JSON (the grader's parser and nbformat recurse)
@@ -53,7 +57,7 @@ def start(
         [*prefix, sys.executable, "-m", "course.judge.relay", str(spec)],
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
-        env={"PYTHONPATH": str(Path(__file__).resolve().parents[2]), "MALLOC_ARENA_MAX": "2"},
+        env={"PYTHONPATH": os.pathsep.join([str(ROOT), *outside_pythonpath()]), "MALLOC_ARENA_MAX": "2"},
     )
     if process.stdout.readline() != b"ready\n":
         process.kill()

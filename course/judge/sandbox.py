@@ -30,7 +30,7 @@ from pathlib import Path
 
 from course import ROOT
 from course.judge import bytecode, cgroup, tables, triton_reference
-from course.judge.environment import inside, outermost, python_paths
+from course.judge.environment import inside, outermost, outside_pythonpath, python_paths
 from utils.judged.triton_cache import MANAGER, REFERENCE_ENV
 from utils.messages import bilingual
 
@@ -83,18 +83,13 @@ def child_env(
     kernels in `reference` when given (`readable_reference`); the environment's bytecode read from `compiled` when
     given (`readable_bytecode`)."""
     env = {key: os.environ[key] for key in PASSED_ENV if key in os.environ}
-    extra = [
-        p
-        for p in os.environ.get("PYTHONPATH", "").split(os.pathsep)
-        if p and not inside(Path(p).resolve(), ROOT)
-    ]
     env.update(
         PATH=os.pathsep.join([str(Path(sys.executable).parent), "/usr/local/bin", "/usr/bin", "/bin"]),
         HOME=str(home),
         USER="student",  # getpass.getuser() (torch, Triton) without a passwd entry for the sandbox's uid
         LOGNAME="student",
         TMPDIR="/tmp",
-        PYTHONPATH=os.pathsep.join([str(workdir), *extra]),
+        PYTHONPATH=os.pathsep.join([str(workdir), *outside_pythonpath()]),
         PYTHONNOUSERSITE="1",
         PYTHONDONTWRITEBYTECODE="1",
         PYTHONUNBUFFERED="1",
