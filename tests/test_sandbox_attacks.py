@@ -285,6 +285,16 @@ def test_the_gpu_sandbox_shows_no_host_network_or_cgroups_in_sys(mechanism, monk
     assert seen["/sys/bus/pci/devices"] == (sorted(os.listdir(host_pci)) if host_pci.is_dir() else [])
 
 
+@pytest.mark.parametrize("mechanism", ["bubblewrap", "namespaces"])
+def test_a_system_folder_that_is_also_pythons_prefix_is_bound(mechanism, monkeypatch):
+    """Python installed under /usr (as on the GPU host: its prefix is a system folder too) names /usr twice in the
+    new root. Failed before under the fallback: it opened each path once and found no descriptor for the second."""
+    needs(mechanism)
+    paths = sandbox.python_paths
+    monkeypatch.setattr(sandbox, "python_paths", lambda: [*paths(), Path("/usr")])
+    assert sandboxed(mechanism, "import json, os; print(json.dumps(os.path.isdir('/usr/bin')))")
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("mechanism", ["bubblewrap", "namespaces"])
 def test_cuda_and_a_triton_kernel_run_in_the_sandbox_with_only_the_gpu_parts_of_sys(mechanism):

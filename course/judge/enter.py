@@ -76,21 +76,19 @@ def filesystem(kind: str, target: str, tmpfs_bytes: int) -> None:
 
 def build_root(spec: dict) -> None:
     """Make the allow-list root at spec["mount_point"] and move into it."""
-    opened = {
-        target: os.open(source, os.O_PATH)
-        for kind, source, target in spec["root"]
-        if kind in ("ro", "rw", "device")
-    }
+    opened = [  # in the order of the list: a path may come twice (/usr, a system folder and Python's prefix)
+        os.open(source, os.O_PATH) if kind in ("ro", "rw", "device") else None
+        for kind, source, _ in spec["root"]
+    ]
     new = spec["mount_point"].rstrip("/")
     mount("tmpfs", new, "tmpfs", MS_NOSUID | MS_NODEV, "mode=755,size=16m")
-    for kind, source, target in spec["root"]:
+    for (kind, source, target), fd in zip(spec["root"], opened, strict=True):
         if kind == "symlink":
             os.makedirs(os.path.dirname(new + target), exist_ok=True)
             os.symlink(source, new + target)
         elif kind in ("proc", "dev", "tmpfs"):
             filesystem(kind, new + target, spec["tmpfs_bytes"])
         else:
-            fd = opened.pop(target)
             bind(f"/proc/self/fd/{fd}", new + target, read_only=kind == "ro")
             os.close(fd)
     for kind, _, target in spec["root"]:  # read-only once the GPU's devices are bound into it
