@@ -3,6 +3,7 @@ a kernel: no kernel starts, so each bound is seen in about a second."""
 
 from __future__ import annotations
 
+import os
 import time
 
 import pytest
@@ -117,7 +118,7 @@ def test_the_relay_keeps_the_graders_python_path_outside_the_course(tmp_path, mo
     kernel's relay died ("No module named 'zmq'")."""
     packages = tmp_path / "packages"
     packages.mkdir()
-    monkeypatch.setenv("PYTHONPATH", str(packages))
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(packages), os.environ.get("PYTHONPATH", "")]))
     seen = tmp_path / "seen"
     record = ["sh", "-c", 'printf %s "$PYTHONPATH" > "$0"; exec "$@"', str(seen)]  # then runs the relay
     process, _ = relay.start(

@@ -172,11 +172,14 @@ def test_no_reference_cache_anybody_else_may_write(reference, monkeypatch):
 
 def test_every_warm_up_call_runs():
     """The warm-up's calls of the `utils` kernels are well formed (it raises on anything but a tile too large for the
-    device, and on a CPU no tile is): each runs, here at the shortest length."""
+    device): here at the shortest length, each runs on a CPU (no tile is too large there), all but a few on a GPU
+    (47 of 48 on an H200)."""
     ran, made = triton_cache.warm(str(utils.device()), lengths=(16,))
-    assert ran == made == 48
+    assert made == 48
+    assert ran == made if utils.device().type == "cpu" else ran >= made - 4, ran
 
 
+@pytest.mark.skipif(utils.device().type == "cuda", reason="a GPU has a reference cache: the gpu test below")
 def test_a_cpu_has_no_reference_cache(monkeypatch, tmp_path):
     monkeypatch.setattr(triton_reference, "FOLDER", tmp_path / "unused")
     triton_reference.prepare.cache_clear()
