@@ -23,7 +23,7 @@ from test_similarity import PUBLISHED, UNIT06, judged_unit06
 from course import notebooks
 from course.grading import similarity
 from course.grading.formgrader_files import StudentFilesAsDownloads
-from course.judge import preprocessor
+from course.judge import feedback_html, preprocessor
 from course.judge.units import UNITS
 
 HEX = ("import math\n" + PUBLISHED).encode().hex()  # the published answer, in no form a text comparison reads
@@ -205,6 +205,19 @@ def flash_forward(Q, K, V, is_causal=False):
 """
 
 
+def forward_judged(code: str) -> dict:
+    """Unit 06's test_forward judged with `code` added to the forward's solution cell: {"N×N": the 'no N×N
+    intermediate' property held, "flagged": the pair was flagged}."""
+    nb = notebooks.read(UNIT06)
+    notebooks.solution_cells(nb)["fa_forward"].source += "\n" + code
+    unit = dataclasses.replace(
+        UNITS[UNIT06.name], cells={"test_forward": UNITS[UNIT06.name].cells["test_forward"]}
+    )
+    judged = preprocessor.judge_notebook(nb, unit, "mallory", "salt", "auto")
+    kept = [held for prop, held in judged["properties"]["test_forward"].items() if "N×N" in prop]
+    return {"N×N": kept == [True], "flagged": judged["flagged"]}
+
+
 def test_the_largest_tensor_is_seen_with_the_dispatch_mode_turned_off():
     """Unit 06's flash_forward replaced by plain attention (its Nq×Nk scores whole) computed inside
     `torch.utils._python_dispatch._disable_current_modes()`: the child's dispatch mode that records the largest
@@ -212,11 +225,49 @@ def test_the_largest_tensor_is_seen_with_the_dispatch_mode_turned_off():
     unflagged, where the same code outside the context manager lost it: 2.5/3). The judge's scan now flags the
     names that turn the mode off, for review, in units 04, 06 and 08 as it did in 02 and 03 (`WATCH_SWITCHES`; a
     name computed at run time is beyond it: the child shares its process with the student's code)."""
-    nb = notebooks.read(UNIT06)
-    notebooks.solution_cells(nb)["fa_forward"].source += UNIT06_NAIVE_FORWARD
-    unit = dataclasses.replace(
-        UNITS[UNIT06.name], cells={"test_forward": UNITS[UNIT06.name].cells["test_forward"]}
-    )
-    judged = preprocessor.judge_notebook(nb, unit, "mallory", "salt", "auto")
-    kept = [held for prop, held in judged["properties"]["test_forward"].items() if "N×N" in prop]
-    assert kept == [False] or judged["flagged"], judged
+    judged = forward_judged(UNIT06_NAIVE_FORWARD)
+    assert not judged["N×N"] or judged["flagged"], judged
+
+
+NAIVE_SCORES = """
+    S = (Q.float() @ K.float().transpose(-1, -2)) * Q.shape[-1] ** -0.5
+    L = torch.logsumexp(S, dim=-1)
+    return (torch.softmax(S, dim=-1) @ V.float()).to(Q.dtype), L
+"""
+UNSEEN_FORWARDS = {
+    # a custom operator: the mode sees the operator's call, its kernel runs below the mode (its handler's call)
+    "custom_op": '@torch.library.custom_op("mallory::attn", mutates_args=())\n'
+    "def _attn(Q: torch.Tensor, K: torch.Tensor, V: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:"
+    + NAIVE_SCORES
+    + "def flash_forward(Q, K, V, is_causal=False):\n    return _attn(Q, K, V)\n",
+    # another thread: dispatch modes are the thread's own; asyncio starts it, naming no thread module
+    "asyncio.to_thread": "import asyncio as _aio\ndef _attn(Q, K, V):"
+    + NAIVE_SCORES
+    + "def flash_forward(Q, K, V, is_causal=False):\n    return _aio.run(_aio.to_thread(_attn, Q, K, V))\n",
+}
+
+
+@hole(
+    "plain attention in a torch.library custom op or an asyncio thread keeps 'no N×N intermediate' unflagged"
+)
+@pytest.mark.parametrize("way", UNSEEN_FORWARDS)
+def test_the_largest_tensor_is_seen_in_a_custom_op_or_another_thread(way):
+    """Unit 06's forward as plain attention (its Nq×Nk scores whole, 2.5/3 when computed in the open) run where the
+    judge child's dispatch mode does not look: inside a `torch.library.custom_op` (the mode sees one call, and
+    runs its kernel with the mode off) or in a thread `asyncio.to_thread` starts (the mode stack is per thread).
+    Each scored 3/3 unflagged."""
+    judged = forward_judged(UNSEEN_FORWARDS[way])
+    assert not judged["N×N"] or judged["flagged"], judged
+
+
+@hole(
+    "one student's notebook of 512 distinct 16 KiB cells makes a feedback job keep ~205 MiB of highlighting"
+)
+def test_the_highlighting_cache_keeps_what_its_comment_says():
+    """feedback_html keeps the highlighting of up to `maxsize` code cells of up to HIGHLIGHT_KEPT characters, ~50
+    MiB in all by its comment. A cell alternating two kinds of token (`a<a<…`) highlights to some 25 times its size
+    (a span and an escape a character): filled by one student's distinct such cells, it kept ~205 MiB."""
+    cell = "a<" * 256
+    grown = len(feedback_html.highlighted.__wrapped__(cell, "ipython3", None)) / len(cell)
+    kept = grown * feedback_html.HIGHLIGHT_KEPT * feedback_html.highlighted.cache_info().maxsize
+    assert kept <= 64 << 20, f"{kept / 2**20:.0f} MiB"
