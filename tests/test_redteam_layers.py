@@ -247,15 +247,13 @@ UNSEEN_FORWARDS = {
 }
 
 
-@hole(
-    "plain attention in a torch.library custom op or an asyncio thread keeps 'no N×N intermediate' unflagged"
-)
 @pytest.mark.parametrize("way", UNSEEN_FORWARDS)
 def test_the_largest_tensor_is_seen_in_a_custom_op_or_another_thread(way):
     """Unit 06's forward as plain attention (its Nq×Nk scores whole, 2.5/3 when computed in the open) run where the
     judge child's dispatch mode does not look: inside a `torch.library.custom_op` (the mode sees one call, and
     runs its kernel with the mode off) or in a thread `asyncio.to_thread` starts (the mode stack is per thread).
-    Each scored 3/3 unflagged."""
+    Each scored 3/3 unflagged. The judge's scan now flags the names (`torch.library`'s in WATCH_SWITCHES, asyncio
+    among the thread modules of `student_code.TAMPERING`), for review; one computed at run time is beyond it."""
     judged = forward_judged(UNSEEN_FORWARDS[way])
     assert not judged["N×N"] or judged["flagged"], judged
 
