@@ -244,15 +244,31 @@ UNSEEN_FORWARDS = {
     "asyncio.to_thread": "import asyncio as _aio\ndef _attn(Q, K, V):"
     + NAIVE_SCORES
     + "def flash_forward(Q, K, V, is_causal=False):\n    return _aio.run(_aio.to_thread(_attn, Q, K, V))\n",
+    # NumPy's arrays: no torch operator at all
+    "numpy": "import numpy as np\ndef flash_forward(Q, K, V, is_causal=False):\n"
+    "    q, k, v = Q.float().numpy(), K.float().numpy(), V.float().numpy()\n"
+    "    S = (q @ k.swapaxes(-1, -2)) * q.shape[-1] ** -0.5\n"
+    "    P = np.exp(S - S.max(-1, keepdims=True))\n"
+    "    L = S.max(-1) + np.log(P.sum(-1))\n"
+    "    return torch.from_numpy(P / P.sum(-1, keepdims=True) @ v).to(Q.dtype), torch.from_numpy(L)\n",
 }
 
 
-@pytest.mark.parametrize("way", UNSEEN_FORWARDS)
+@pytest.mark.parametrize(
+    "way",
+    [
+        "custom_op",
+        "asyncio.to_thread",
+        pytest.param(
+            "numpy", marks=hole("plain attention in NumPy keeps unit 06's 'no N×N intermediate' unflagged")
+        ),
+    ],
+)
 def test_the_largest_tensor_is_seen_in_a_custom_op_or_another_thread(way):
     """Unit 06's forward as plain attention (its Nq×Nk scores whole, 2.5/3 when computed in the open) run where the
     judge child's dispatch mode does not look: inside a `torch.library.custom_op` (the mode sees one call, and
-    runs its kernel with the mode off) or in a thread `asyncio.to_thread` starts (the mode stack is per thread).
-    Each scored 3/3 unflagged. The judge's scan now flags the names (`torch.library`'s in WATCH_SWITCHES, asyncio
+    runs its kernel with the mode off), in a thread `asyncio.to_thread` starts (the mode stack is per thread), or
+    in NumPy (unit 08 flags it, unit 06 did not). Each scored 3/3 unflagged. The judge's scan now flags the names (`torch.library`'s in WATCH_SWITCHES, asyncio
     among the thread modules of `student_code.TAMPERING`), for review; one computed at run time is beyond it."""
     judged = forward_judged(UNSEEN_FORWARDS[way])
     assert not judged["N×N"] or judged["flagged"], judged
