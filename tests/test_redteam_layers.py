@@ -259,9 +259,9 @@ def test_the_largest_tensor_is_seen_in_a_custom_op_or_another_thread(way):
     """Unit 06's forward as plain attention (its Nq×Nk scores whole, 2.5/3 when computed in the open) run where the
     judge child's dispatch mode does not look: inside a `torch.library.custom_op` (the mode sees one call, and
     runs its kernel with the mode off), in a thread `asyncio.to_thread` starts (the mode stack is per thread), or
-    in NumPy (unit 08 flagged it, unit 06 did not). Each scored 3/3 unflagged. The judge's scan now flags the names (`torch.library`'s in WATCH_SWITCHES, asyncio
-    among the thread modules of `student_code.TAMPERING`, NumPy in unit 06 as in 08), for review; one computed at
-    run time is beyond it."""
+    in NumPy (unit 08 flagged it, unit 06 did not). Each scored 3/3 unflagged. The judge's scan now flags the
+    names (`torch.library`'s in WATCH_SWITCHES, asyncio among the thread modules of `student_code.TAMPERING`,
+    NumPy in unit 06 as in 08), for review; one computed at run time is beyond it."""
     judged = forward_judged(UNSEEN_FORWARDS[way])
     assert not judged["N×N"] or judged["flagged"], judged
 
