@@ -16,11 +16,12 @@ import types
 import zipfile
 from types import SimpleNamespace
 
+import nbformat
 import pytest
 from test_sandbox_attacks import needs, sandboxed
 from test_similarity import PUBLISHED, UNIT06, judged_unit06
 
-from course import notebooks
+from course import ROOT, notebooks
 from course.grading import similarity
 from course.grading.formgrader_files import StudentFilesAsDownloads
 from course.judge import feedback_html, preprocessor
@@ -275,3 +276,46 @@ def test_the_highlighting_cache_keeps_what_its_comment_says():
     grown = len(feedback_html.highlighted.__wrapped__(cell, "ipython3", None)) / len(cell)
     kept = grown * feedback_html.HIGHLIGHT_KEPT * feedback_html.highlighted.cache_info().maxsize
     assert kept <= 64 << 20, f"{kept / 2**20:.0f} MiB"
+
+
+# an element of formgrader's: the grading buttons of the cell whose element has the id `test_forward` (jQuery takes
+# the first such id in the page, then its .nbgrader_cell parent)
+POSING_AS_A_GRADED_CELL = (
+    '<div class="nbgrader_cell"><span id="test_forward"></span>'
+    '<span class="btn btn-success full-credit">Show my working</span></div>'
+)
+
+
+@hole(
+    "a raw cell keeps class and id on formgrader's page: a click on the student's element gives full credit"
+)
+def test_a_raw_cell_poses_as_no_graded_cell_on_formgraders_page():
+    """formgrader's page of a submission as the course configures it (nbgrader_config.py): a raw cell (no MIME
+    type: nbconvert renders it as HTML) put before the graded cell, holding an element with the grade's id and one
+    with the classes of the "Full credit" button. formgrade.js binds the grade's buttons to the .nbgrader_cell
+    around the first element of that id, the student's: the instructor's click on "Show my working" gave the cell
+    full credit (as a markdown cell's did before `formgrader_html`, which raw cells did not pass through)."""
+    from nbconvert.exporters import HTMLExporter
+    from traitlets.config.loader import PyFileConfigLoader
+
+    config = PyFileConfigLoader("nbgrader_config.py", path=str(ROOT)).load_config()
+    config.HTMLExporter.template_name = "formgrade"  # as formgrader sets it
+    graded = {"grade": True, "grade_id": "test_forward", "points": 3, "solution": False, "locked": True}
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_raw_cell(POSING_AS_A_GRADED_CELL),
+        nbformat.v4.new_code_cell("check()", metadata={"nbgrader": {**graded, "schema_version": 3}}),
+    ]
+    names = {"student": "mallory", "first_name": "M", "last_name": "E", "notebook_path": "n.ipynb"}
+    ids = {
+        "assignment_id": "u",
+        "notebook_id": "n",
+        "submission_id": "s",
+        "index": 0,
+        "total": 1,
+        "base_url": "",
+    }
+    page, _ = HTMLExporter(config=config).from_notebook_node(nb, resources={**names, **ids})
+    notebook = page[page.index('id="notebook"') :]
+    assert notebook.count('id="test_forward"') == 1, "the student's element holds the grade's id"
+    assert "Show my working" in notebook and 'full-credit">Show my working' not in notebook
