@@ -286,9 +286,6 @@ POSING_AS_A_GRADED_CELL = (
 )
 
 
-@hole(
-    "a raw cell keeps class and id on formgrader's page: a click on the student's element gives full credit"
-)
 def test_a_raw_cell_poses_as_no_graded_cell_on_formgraders_page():
     """formgrader's page of a submission as the course configures it (nbgrader_config.py): a raw cell (no MIME
     type: nbconvert renders it as HTML) put before the graded cell, holding an element with the grade's id and one
