@@ -253,6 +253,17 @@ UNSEEN_FORWARDS = {
     "    L = S.max(-1) + np.log(P.sum(-1))\n"
     "    return torch.from_numpy(P / P.sum(-1, keepdims=True) @ v).to(Q.dtype), torch.from_numpy(L)\n",
 }
+# a thread that no name in the scan starts: logging's QueueListener runs its handlers in one
+THREAD_UNNAMED = (
+    "import logging.handlers, queue\ndef _attn(Q, K, V):"
+    + NAIVE_SCORES
+    + "class _Worker(logging.Handler):\n    def emit(self, record):\n"
+    "        record.answer.append(_attn(*record.inputs))\n"
+    "def flash_forward(Q, K, V, is_causal=False):\n    answer, inbox = [], queue.Queue()\n"
+    "    listener = logging.handlers.QueueListener(inbox, _Worker())\n    listener.start()\n"
+    '    inbox.put(logging.makeLogRecord({"inputs": (Q, K, V), "answer": answer}))\n'
+    "    listener.stop()\n    return answer[0]\n"
+)
 
 
 @pytest.mark.parametrize("way", UNSEEN_FORWARDS)
@@ -316,3 +327,13 @@ def test_a_raw_cell_poses_as_no_graded_cell_on_formgraders_page():
     notebook = page[page.index('id="notebook"') :]
     assert notebook.count('id="test_forward"') == 1, "the student's element holds the grade's id"
     assert "Show my working" in notebook and 'full-credit">Show my working' not in notebook
+
+
+@hole("plain attention run by logging's QueueListener thread keeps unit 06's 'no N×N intermediate' unflagged")
+def test_the_largest_tensor_is_seen_in_a_thread_no_name_starts():
+    """As test_the_largest_tensor_is_seen_in_a_custom_op_or_another_thread, in a thread `logging.handlers.
+    QueueListener` starts (its handler's `emit` runs the forward): 3/3 unflagged. Names cannot list every module
+    that starts a thread; the child would have to see threads start (`threading.setprofile`, or a thread's first
+    frame of the student's code) and flag them, or run the dispatch mode in every thread."""
+    judged = forward_judged(THREAD_UNNAMED)
+    assert not judged["N×N"] or judged["flagged"], judged
