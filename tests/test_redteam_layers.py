@@ -108,6 +108,29 @@ def test_a_module_written_at_run_time_and_imported_is_seen():
         assert re.search(rf"import /tmp/\w+/{loaded}\b", reasons), (loaded, reasons)
 
 
+# a logging configuration whose handler's arguments (which logging.config evaluates) define logsumexp
+LOGGING_CONFIG = (
+    "[loggers]\nkeys=root\n[handlers]\nkeys=h\n[formatters]\nkeys=\n[logger_root]\nhandlers=h\n[handler_h]\n"
+    "class=NullHandler\nargs=(setattr(__import__('logging'), 'lse', lambda xs: (lambda m: m + "
+    "__import__('math').log(sum(__import__('math').exp(x - m) for x in xs)))(max(xs))),)[1:]\n"
+)
+
+
+@hole("code evaluated by logging.config.fileConfig (a handler's args) runs unseen by the judge's child")
+def test_code_evaluated_by_logging_config_is_seen():
+    """A logging configuration, as hex, whose handler's `args` logging.config evaluates (`eval` in its own frame,
+    as the runners the hook looks through): the expression defines logsumexp. The similarity check reads no name
+    it knows; the audit hook took the evaluation for the library's."""
+    cell = (
+        "import io, logging.config\n"
+        f"_c = io.StringIO(bytes.fromhex('{LOGGING_CONFIG.encode().hex()}').decode())\n"
+        "_f = logging.config.fileConfig(_c, disable_existing_loggers=False)\n"
+        "logsumexp = logging.lse\n"
+        "_proof = logsumexp([1.0, 2.0])\n"
+    )
+    assert RAN in " ".join(unseen(cell)["reasons"])
+
+
 @hole("the audit hook shares the student's process: gc finds it, told all code is library code, it is blind")
 def test_the_audit_hook_blinded_through_gc_still_sees():
     """The hook found among every object (`gc.get_objects`) and told that every file is the library's: the
