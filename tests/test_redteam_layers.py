@@ -116,11 +116,11 @@ LOGGING_CONFIG = (
 )
 
 
-@hole("code evaluated by logging.config.fileConfig (a handler's args) runs unseen by the judge's child")
 def test_code_evaluated_by_logging_config_is_seen():
     """A logging configuration, as hex, whose handler's `args` logging.config evaluates (`eval` in its own frame,
     as the runners the hook looks through): the expression defines logsumexp. The similarity check reads no name
-    it knows; the audit hook took the evaluation for the library's."""
+    it knows; the audit hook took the evaluation for the library's (full marks, no reason). logging.config is now
+    among its RUNNERS."""
     cell = (
         "import io, logging.config\n"
         f"_c = io.StringIO(bytes.fromhex('{LOGGING_CONFIG.encode().hex()}').decode())\n"

@@ -21,7 +21,8 @@ from pathlib import Path
 
 EVENTS = ("compile", "exec", "code.__new__", "marshal.loads", "pickle.find_class")
 # Standard-library modules that compile or run the source or code they are handed: whose code runs is their caller's
-RUNNERS = "bdb code codeop cProfile doctest pdb profile runpy timeit trace typing".split()
+# (logging/config evaluates a configuration's handler arguments)
+RUNNERS = "bdb code codeop cProfile doctest logging/config pdb profile runpy timeit trace typing".split()
 IMPORT_SYSTEM = ("<frozen importlib", "<frozen zipimport")  # frames that load a module's code from its file
 LOADS = ("compile", "marshal.loads")  # how they load it: from source, from bytecode
 LIMIT = 10  # different things recorded (the reason names them)
