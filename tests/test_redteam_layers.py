@@ -131,6 +131,39 @@ def test_code_evaluated_by_logging_config_is_seen():
     assert RAN in " ".join(unseen(cell)["reasons"])
 
 
+LSE = (
+    "lambda xs: (lambda m, math=__import__('math'): m + math.log(sum(math.exp(x - m) for x in xs)))(max(xs))"
+)
+# more of the standard library that runs a string in its own frame: a .pth file's import lines (site), annotations
+# evaluated (inspect), a file of settings (optparse); each defines logsumexp from hex
+STDLIB_EVALUATORS = {
+    "site": (
+        "import math, site, pathlib, tempfile\n_d = tempfile.mkdtemp()\n"
+        f"_w = pathlib.Path(_d, 'a.pth').write_text(bytes.fromhex('{f'import math; math.lse = {LSE}'.encode().hex()}').decode())\n"
+        "_s = site.addsitedir(_d)\nlogsumexp = math.lse\n"
+    ),
+    "inspect": (
+        "import math, inspect\n"
+        f"def _f(x: bytes.fromhex('{f'globals().update(logsumexp={LSE})'.encode().hex()}').decode()): pass\n"
+        "_a = inspect.get_annotations(_f, eval_str=True)\n"
+    ),
+    "optparse": (
+        "import math, optparse, pathlib, tempfile\n_p = pathlib.Path(tempfile.mkdtemp(), 'o.txt')\n"
+        f"_w = _p.write_text(bytes.fromhex('{('import math' + chr(10) + 'lse = ' + LSE).encode().hex()}').decode())\n"
+        "_v = optparse.Values()\n_r = _v.read_file(str(_p), mode='loose')\nlogsumexp = _v.lse\n"
+    ),
+}
+
+
+@hole("code run by site (.pth), inspect (annotations) or optparse (read_file) is unseen by the judge's child")
+@pytest.mark.parametrize("runner", STDLIB_EVALUATORS)
+def test_code_evaluated_by_more_of_the_standard_library_is_seen(runner):
+    """As logging.config: the answer, as hex, run by `site.addsitedir` (a .pth file's import line is executed),
+    `inspect.get_annotations(..., eval_str=True)` or `optparse.Values.read_file`, each in its own frame: full
+    marks, no reason."""
+    assert RAN in " ".join(unseen(STDLIB_EVALUATORS[runner] + "_proof = logsumexp([1.0, 2.0])\n")["reasons"])
+
+
 @hole("the audit hook shares the student's process: gc finds it, told all code is library code, it is blind")
 def test_the_audit_hook_blinded_through_gc_still_sees():
     """The hook found among every object (`gc.get_objects`) and told that every file is the library's: the
