@@ -155,12 +155,11 @@ STDLIB_EVALUATORS = {
 }
 
 
-@hole("code run by site (.pth), inspect (annotations) or optparse (read_file) is unseen by the judge's child")
 @pytest.mark.parametrize("runner", STDLIB_EVALUATORS)
 def test_code_evaluated_by_more_of_the_standard_library_is_seen(runner):
     """As logging.config: the answer, as hex, run by `site.addsitedir` (a .pth file's import line is executed),
     `inspect.get_annotations(..., eval_str=True)` or `optparse.Values.read_file`, each in its own frame: full
-    marks, no reason."""
+    marks, no reason. The three are now among the hook's RUNNERS."""
     assert RAN in " ".join(unseen(STDLIB_EVALUATORS[runner] + "_proof = logsumexp([1.0, 2.0])\n")["reasons"])
 
 
