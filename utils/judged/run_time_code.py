@@ -23,8 +23,9 @@ EVENTS = ("compile", "exec", "code.__new__", "marshal.loads", "pickle.find_class
 # Standard-library modules that compile or run the source or code they are handed: whose code runs is their caller's
 # (logging/config evaluates a configuration's handler arguments, inspect annotations, optparse a file of settings,
 # site a .pth file's import lines)
-RUNNERS = "bdb code codeop cProfile doctest inspect logging/config optparse pdb profile runpy site timeit trace typing"
-RUNNERS = RUNNERS.split()
+RUNNERS = (
+    "bdb code codeop cProfile doctest inspect logging/config optparse pdb profile runpy site timeit trace typing"
+).split()
 IMPORT_SYSTEM = ("<frozen importlib", "<frozen zipimport")  # frames that load a module's code from its file
 LOADS = ("compile", "marshal.loads")  # how they load it: from source, from bytecode
 LIMIT = 10  # different things recorded (the reason names them)
