@@ -16,14 +16,15 @@ import types
 import zipfile
 from types import SimpleNamespace
 
+import nbformat
 import pytest
 from test_sandbox_attacks import needs, sandboxed
 from test_similarity import PUBLISHED, UNIT06, judged_unit06
 
-from course import notebooks
+from course import ROOT, notebooks
 from course.grading import similarity
 from course.grading.formgrader_files import StudentFilesAsDownloads
-from course.judge import preprocessor, unit06
+from course.judge import feedback_html, preprocessor, unit06
 from course.judge.units import UNITS
 
 HEX = ("import math\n" + PUBLISHED).encode().hex()  # the published answer, in no form a text comparison reads
@@ -105,6 +106,61 @@ def test_a_module_written_at_run_time_and_imported_is_seen():
     reasons = " ".join(unseen(cell)["reasons"])
     for loaded in ("as_source.py", "data.bin/in_zip.py", "as_bytecode.pyc"):
         assert re.search(rf"import /tmp/\w+/{loaded}\b", reasons), (loaded, reasons)
+
+
+# a logging configuration whose handler's arguments (which logging.config evaluates) define logsumexp
+LOGGING_CONFIG = (
+    "[loggers]\nkeys=root\n[handlers]\nkeys=h\n[formatters]\nkeys=\n[logger_root]\nhandlers=h\n[handler_h]\n"
+    "class=NullHandler\nargs=(setattr(__import__('logging'), 'lse', lambda xs: (lambda m: m + "
+    "__import__('math').log(sum(__import__('math').exp(x - m) for x in xs)))(max(xs))),)[1:]\n"
+)
+
+
+def test_code_evaluated_by_logging_config_is_seen():
+    """A logging configuration, as hex, whose handler's `args` logging.config evaluates (`eval` in its own frame,
+    as the runners the hook looks through): the expression defines logsumexp. The similarity check reads no name
+    it knows; the audit hook took the evaluation for the library's (full marks, no reason). logging.config is now
+    among its RUNNERS."""
+    cell = (
+        "import io, logging.config\n"
+        f"_c = io.StringIO(bytes.fromhex('{LOGGING_CONFIG.encode().hex()}').decode())\n"
+        "_f = logging.config.fileConfig(_c, disable_existing_loggers=False)\n"
+        "logsumexp = logging.lse\n"
+        "_proof = logsumexp([1.0, 2.0])\n"
+    )
+    assert RAN in " ".join(unseen(cell)["reasons"])
+
+
+LSE = (
+    "lambda xs: (lambda m, math=__import__('math'): m + math.log(sum(math.exp(x - m) for x in xs)))(max(xs))"
+)
+# more of the standard library that runs a string in its own frame: a .pth file's import lines (site), annotations
+# evaluated (inspect), a file of settings (optparse); each defines logsumexp from hex
+STDLIB_EVALUATORS = {
+    "site": (
+        "import math, site, pathlib, tempfile\n_d = tempfile.mkdtemp()\n"
+        f"_w = pathlib.Path(_d, 'a.pth').write_text(bytes.fromhex('{f'import math; math.lse = {LSE}'.encode().hex()}').decode())\n"
+        "_s = site.addsitedir(_d)\nlogsumexp = math.lse\n"
+    ),
+    "inspect": (
+        "import math, inspect\n"
+        f"def _f(x: bytes.fromhex('{f'globals().update(logsumexp={LSE})'.encode().hex()}').decode()): pass\n"
+        "_a = inspect.get_annotations(_f, eval_str=True)\n"
+    ),
+    "optparse": (
+        "import math, optparse, pathlib, tempfile\n_p = pathlib.Path(tempfile.mkdtemp(), 'o.txt')\n"
+        f"_w = _p.write_text(bytes.fromhex('{('import math' + chr(10) + 'lse = ' + LSE).encode().hex()}').decode())\n"
+        "_v = optparse.Values()\n_r = _v.read_file(str(_p), mode='loose')\nlogsumexp = _v.lse\n"
+    ),
+}
+
+
+@pytest.mark.parametrize("runner", STDLIB_EVALUATORS)
+def test_code_evaluated_by_more_of_the_standard_library_is_seen(runner):
+    """As logging.config: the answer, as hex, run by `site.addsitedir` (a .pth file's import line is executed),
+    `inspect.get_annotations(..., eval_str=True)` or `optparse.Values.read_file`, each in its own frame: full
+    marks, no reason. The three are now among the hook's RUNNERS."""
+    assert RAN in " ".join(unseen(STDLIB_EVALUATORS[runner] + "_proof = logsumexp([1.0, 2.0])\n")["reasons"])
 
 
 @hole("the audit hook shares the student's process: gc finds it, told all code is library code, it is blind")
@@ -205,6 +261,19 @@ def flash_forward(Q, K, V, is_causal=False):
 """
 
 
+def forward_judged(code: str) -> dict:
+    """Unit 06's test_forward judged with `code` added to the forward's solution cell: {"N×N": the 'no N×N
+    intermediate' property held, "flagged": the pair was flagged}."""
+    nb = notebooks.read(UNIT06)
+    notebooks.solution_cells(nb)["fa_forward"].source += "\n" + code
+    unit = dataclasses.replace(
+        UNITS[UNIT06.name], cells={"test_forward": UNITS[UNIT06.name].cells["test_forward"]}
+    )
+    judged = preprocessor.judge_notebook(nb, unit, "mallory", "salt", "auto")
+    kept = [held for prop, held in judged["properties"]["test_forward"].items() if "N×N" in prop]
+    return {"N×N": kept == [True], "flagged": judged["flagged"]}
+
+
 def test_the_largest_tensor_is_seen_with_the_dispatch_mode_turned_off():
     """Unit 06's flash_forward replaced by plain attention (its Nq×Nk scores whole) computed inside
     `torch.utils._python_dispatch._disable_current_modes()`: the child's dispatch mode that records the largest
@@ -212,14 +281,117 @@ def test_the_largest_tensor_is_seen_with_the_dispatch_mode_turned_off():
     unflagged, where the same code outside the context manager lost it: 2.5/3). The judge's scan now flags the
     names that turn the mode off, for review, in units 04, 06 and 08 as it did in 02 and 03 (`WATCH_SWITCHES`; a
     name computed at run time is beyond it: the child shares its process with the student's code)."""
-    nb = notebooks.read(UNIT06)
-    notebooks.solution_cells(nb)["fa_forward"].source += UNIT06_NAIVE_FORWARD
-    unit = dataclasses.replace(
-        UNITS[UNIT06.name], cells={"test_forward": UNITS[UNIT06.name].cells["test_forward"]}
-    )
-    judged = preprocessor.judge_notebook(nb, unit, "mallory", "salt", "auto")
-    kept = [held for prop, held in judged["properties"]["test_forward"].items() if "N×N" in prop]
-    assert kept == [False] or judged["flagged"], judged
+    judged = forward_judged(UNIT06_NAIVE_FORWARD)
+    assert not judged["N×N"] or judged["flagged"], judged
+
+
+NAIVE_SCORES = """
+    S = (Q.float() @ K.float().transpose(-1, -2)) * Q.shape[-1] ** -0.5
+    L = torch.logsumexp(S, dim=-1)
+    return (torch.softmax(S, dim=-1) @ V.float()).to(Q.dtype), L
+"""
+UNSEEN_FORWARDS = {
+    # a custom operator: the mode sees the operator's call, its kernel runs below the mode (its handler's call)
+    "custom_op": '@torch.library.custom_op("mallory::attn", mutates_args=())\n'
+    "def _attn(Q: torch.Tensor, K: torch.Tensor, V: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:"
+    + NAIVE_SCORES
+    + "def flash_forward(Q, K, V, is_causal=False):\n    return _attn(Q, K, V)\n",
+    # another thread: dispatch modes are the thread's own; asyncio starts it, naming no thread module
+    "asyncio.to_thread": "import asyncio as _aio\ndef _attn(Q, K, V):"
+    + NAIVE_SCORES
+    + "def flash_forward(Q, K, V, is_causal=False):\n    return _aio.run(_aio.to_thread(_attn, Q, K, V))\n",
+    # NumPy's arrays: no torch operator at all
+    "numpy": "import numpy as np\ndef flash_forward(Q, K, V, is_causal=False):\n"
+    "    q, k, v = Q.float().numpy(), K.float().numpy(), V.float().numpy()\n"
+    "    S = (q @ k.swapaxes(-1, -2)) * q.shape[-1] ** -0.5\n"
+    "    P = np.exp(S - S.max(-1, keepdims=True))\n"
+    "    L = S.max(-1) + np.log(P.sum(-1))\n"
+    "    return torch.from_numpy(P / P.sum(-1, keepdims=True) @ v).to(Q.dtype), torch.from_numpy(L)\n",
+}
+# a thread that no name in the scan starts: logging's QueueListener runs its handlers in one
+THREAD_UNNAMED = (
+    "import logging.handlers, queue\ndef _attn(Q, K, V):"
+    + NAIVE_SCORES
+    + "class _Worker(logging.Handler):\n    def emit(self, record):\n"
+    "        record.answer.append(_attn(*record.inputs))\n"
+    "def flash_forward(Q, K, V, is_causal=False):\n    answer, inbox = [], queue.Queue()\n"
+    "    listener = logging.handlers.QueueListener(inbox, _Worker())\n    listener.start()\n"
+    '    inbox.put(logging.makeLogRecord({"inputs": (Q, K, V), "answer": answer}))\n'
+    "    listener.stop()\n    return answer[0]\n"
+)
+
+
+@pytest.mark.parametrize("way", UNSEEN_FORWARDS)
+def test_the_largest_tensor_is_seen_in_a_custom_op_or_another_thread(way):
+    """Unit 06's forward as plain attention (its Nq×Nk scores whole, 2.5/3 when computed in the open) run where the
+    judge child's dispatch mode does not look: inside a `torch.library.custom_op` (the mode sees one call, and
+    runs its kernel with the mode off), in a thread `asyncio.to_thread` starts (the mode stack is per thread), or
+    in NumPy (unit 08 flagged it, unit 06 did not). Each scored 3/3 unflagged. The judge's scan now flags the
+    names (`torch.library`'s in WATCH_SWITCHES, asyncio among the thread modules of `student_code.TAMPERING`,
+    NumPy in unit 06 as in 08), for review; one computed at run time is beyond it."""
+    judged = forward_judged(UNSEEN_FORWARDS[way])
+    assert not judged["N×N"] or judged["flagged"], judged
+
+
+def test_the_highlighting_cache_keeps_what_its_comment_says():
+    """feedback_html keeps the highlighting of up to `maxsize` code cells of up to HIGHLIGHT_KEPT characters, ~50
+    MiB in all by its comment. A cell alternating two kinds of token (`a<a<…`) highlights to some 25 times its size
+    (a span and an escape a character): filled by one student's distinct such cells, it kept ~205 MiB (512 cells of
+    16 KiB); now 256 of 8 KiB."""
+    cell = "a<" * 256
+    grown = len(feedback_html.highlighted.__wrapped__(cell, "ipython3", None)) / len(cell)
+    kept = grown * feedback_html.HIGHLIGHT_KEPT * feedback_html.highlighted.cache_info().maxsize
+    assert kept <= 64 << 20, f"{kept / 2**20:.0f} MiB"
+
+
+# an element of formgrader's: the grading buttons of the cell whose element has the id `test_forward` (jQuery takes
+# the first such id in the page, then its .nbgrader_cell parent)
+POSING_AS_A_GRADED_CELL = (
+    '<div class="nbgrader_cell"><span id="test_forward"></span>'
+    '<span class="btn btn-success full-credit">Show my working</span></div>'
+)
+
+
+def test_a_raw_cell_poses_as_no_graded_cell_on_formgraders_page():
+    """formgrader's page of a submission as the course configures it (nbgrader_config.py): a raw cell (no MIME
+    type: nbconvert renders it as HTML) put before the graded cell, holding an element with the grade's id and one
+    with the classes of the "Full credit" button. formgrade.js binds the grade's buttons to the .nbgrader_cell
+    around the first element of that id, the student's: the instructor's click on "Show my working" gave the cell
+    full credit (as a markdown cell's did before `formgrader_html`, which raw cells did not pass through)."""
+    from nbconvert.exporters import HTMLExporter
+    from traitlets.config.loader import PyFileConfigLoader
+
+    config = PyFileConfigLoader("nbgrader_config.py", path=str(ROOT)).load_config()
+    config.HTMLExporter.template_name = "formgrade"  # as formgrader sets it
+    graded = {"grade": True, "grade_id": "test_forward", "points": 3, "solution": False, "locked": True}
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_raw_cell(POSING_AS_A_GRADED_CELL),
+        nbformat.v4.new_code_cell("check()", metadata={"nbgrader": {**graded, "schema_version": 3}}),
+    ]
+    names = {"student": "mallory", "first_name": "M", "last_name": "E", "notebook_path": "n.ipynb"}
+    ids = {
+        "assignment_id": "u",
+        "notebook_id": "n",
+        "submission_id": "s",
+        "index": 0,
+        "total": 1,
+        "base_url": "",
+    }
+    page, _ = HTMLExporter(config=config).from_notebook_node(nb, resources={**names, **ids})
+    notebook = page[page.index('id="notebook"') :]
+    assert notebook.count('id="test_forward"') == 1, "the student's element holds the grade's id"
+    assert "Show my working" in notebook and 'full-credit">Show my working' not in notebook
+
+
+@hole("plain attention run by logging's QueueListener thread keeps unit 06's 'no N×N intermediate' unflagged")
+def test_the_largest_tensor_is_seen_in_a_thread_no_name_starts():
+    """As test_the_largest_tensor_is_seen_in_a_custom_op_or_another_thread, in a thread `logging.handlers.
+    QueueListener` starts (its handler's `emit` runs the forward): 3/3 unflagged. Names cannot list every module
+    that starts a thread; the child would have to see threads start (`threading.setprofile`, or a thread's first
+    frame of the student's code) and flag them, or run the dispatch mode in every thread."""
+    judged = forward_judged(THREAD_UNNAMED)
+    assert not judged["N×N"] or judged["flagged"], judged
 
 
 HIDDEN_PEAK = """

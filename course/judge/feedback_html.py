@@ -122,11 +122,12 @@ class CompiledOnce(jinja2.BytecodeCache):
 
 COMPILED = CompiledOnce()
 # of a code cell, the characters past which its highlighting is not kept: the cells a unit gives (the same on every
-# page) are short, and a job that keeps a class's long cells would hold them all (at most ~50 MiB kept in all)
-HIGHLIGHT_KEPT = 16 << 10
+# page) are short (4.2 KiB at most), and a job that keeps a class's long cells would hold them all; a cell highlights
+# to up to ~26 times its size (`a<a<…`: a span and an escape a character), so 256 kept hold ~52 MiB at most
+HIGHLIGHT_KEPT = 8 << 10
 
 
-@functools.lru_cache(maxsize=512)
+@functools.lru_cache(maxsize=256)
 def highlighted(source: str, language: str, magics: str | None) -> str:
     """nbconvert's highlighting of a code cell (`Highlight2HTML`, default options) by all it depends on: the cell's
     source, its language and its `magics_language`."""

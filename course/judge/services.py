@@ -59,6 +59,9 @@ WATCH_SWITCHES = {
         "__torch_dispatch__",
         "gc",
     )
+} | {
+    name: "a custom operator (its kernel runs below the largest-tensor watch, which sees one call)"
+    for name in ("library", "custom_op", "triton_op")  # torch.library
 }
 POLL_SECONDS = 0.05  # how often a waiting service checks whether it was closed
 MESSAGE_SECONDS = 10.0  # a request that has begun arriving must arrive within this

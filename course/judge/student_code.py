@@ -47,6 +47,7 @@ TAMPERING = {
     "threading": "threads",
     "_thread": "threads",
     "concurrent": "threads",
+    "asyncio": "threads",  # asyncio.to_thread, run_in_executor: a thread outside the watch's dispatch modes
     "setattr": "setattr",
     "delattr": "delattr",
     "ctypes": "ctypes",

@@ -21,7 +21,11 @@ from pathlib import Path
 
 EVENTS = ("compile", "exec", "code.__new__", "marshal.loads", "pickle.find_class")
 # Standard-library modules that compile or run the source or code they are handed: whose code runs is their caller's
-RUNNERS = "bdb code codeop cProfile doctest pdb profile runpy timeit trace typing".split()
+# (logging/config evaluates a configuration's handler arguments, inspect annotations, optparse a file of settings,
+# site a .pth file's import lines)
+RUNNERS = (
+    "bdb code codeop cProfile doctest inspect logging/config optparse pdb profile runpy site timeit trace typing"
+).split()
 IMPORT_SYSTEM = ("<frozen importlib", "<frozen zipimport")  # frames that load a module's code from its file
 LOADS = ("compile", "marshal.loads")  # how they load it: from source, from bytecode
 LIMIT = 10  # different things recorded (the reason names them)
@@ -52,7 +56,13 @@ class Watch:
 
     def __init__(self):
         self.library, self.allowed = library_folders(), tensor_globals()
-        self.runners = frozenset(f"{sysconfig.get_paths()['stdlib']}/{name}.py" for name in RUNNERS)
+        stdlib = sysconfig.get_paths()["stdlib"]
+        # a module's file, or its frozen name where the interpreter has it frozen (site, from Python 3.11)
+        self.runners = frozenset(
+            where
+            for name in RUNNERS
+            for where in (f"{stdlib}/{name}.py", f"<frozen {name.replace('/', '.')}>")
+        )
         self.seen: list[str] = []
 
     def students(self, frame) -> bool:
