@@ -1,9 +1,10 @@
-"""Test-wide setup: `import utils` first (it picks GPU or the Triton interpreter), the `gpu` marker, and a scratch
-course folder."""
+"""Test-wide setup: `import utils` first (it picks GPU or the Triton interpreter), the `gpu` marker, a scratch
+course folder, and the fixture's class graded once for the files that compare against it."""
 
 import os
 import tempfile
 
+import pytest
 import torch
 
 import utils  # noqa: F401  (must come before anything imports triton)
@@ -45,3 +46,20 @@ def pytest_terminal_summary(terminalreporter):
             f"{len(_deselected_heavy)} heavy tests deselected: they run on the GPU host's 16 cores "
             '(`pytest -m "gpu or heavy"`, tests/README.md)'
         )
+
+
+@pytest.fixture(scope="session")
+def class_graded_one_at_a_time(tmp_path_factory):
+    """The fixture's sample class plus dan_blank, graded one pair at a time by the local pool, once a session:
+    (the class folder, the course, the rows). Read it only: a test that grades that course again copies it."""
+    from pipeline_fixture import course_copy, sample_class_with_blank
+
+    from course.grading import grade
+
+    tmp = tmp_path_factory.mktemp("one_at_a_time")
+    class_folder = sample_class_with_blank(tmp)
+    course = course_copy(tmp / "course")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("FLASH_COURSE_CELL_TIMEOUT", "10")
+        rows = grade.grade(course, class_folder, timeout=300, jobs=1)
+    return class_folder, course, rows

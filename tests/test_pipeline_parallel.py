@@ -2,15 +2,17 @@
 gradebook of a sequential run (each pair graded against a private gradebook, then merged), a crashing
 student stays isolated, and a parallel re-run is idempotent."""
 
+import shutil
 import time
 
 import pytest
 from nbgrader.api import Gradebook
-from pipeline_fixture import UNIT, course_copy, sample_class_with_blank
+from pipeline_fixture import UNIT, course_copy
 
 from course import cli
 from course.grading import grade, resources, worker
 from course.grading.runner import run_job, worker_env
+from course.layout import Course
 
 
 def snapshot(root):
@@ -41,18 +43,19 @@ def outcome(rows):
 
 
 @pytest.fixture(scope="module")
-def graded(tmp_path_factory):
+def graded(tmp_path_factory, class_graded_one_at_a_time):
     """The sample class plus a student who left one notebook blank and skipped the other, graded 3 at a
-    time; again one at a time in another course root, then there by nbgrader directly; then re-run."""
+    time; the session's grading of it one at a time, then a copy of that course graded by nbgrader directly; then
+    re-run."""
     tmp = tmp_path_factory.mktemp("parallel")
-    class_folder = sample_class_with_blank(tmp)
+    class_folder, alone, one_at_a_time = class_graded_one_at_a_time
     mp = pytest.MonkeyPatch()
     mp.setenv("FLASH_COURSE_CELL_TIMEOUT", "10")
     parallel = course_copy(tmp / "parallel")
     rows = grade.grade(parallel, class_folder, timeout=300, jobs=3)
     first = snapshot(parallel.root)
-    sequential = course_copy(tmp / "sequential")
-    one_at_a_time = grade.grade(sequential, class_folder, timeout=300, jobs=1)
+    sequential = Course(tmp / "sequential", alone.wrong)
+    shutil.copytree(alone.root, sequential.root)
     for row in one_at_a_time:  # nbgrader writing the course's gradebook itself, as before --jobs existed
         present = sorted(p.name for p in (class_folder / row.student / UNIT).glob("*.ipynb"))
         request = {"action": "autograde", "root": str(sequential.root), "unit": UNIT, "student": row.student}

@@ -28,8 +28,6 @@ if not os.environ.get("CI"):  # CI installs the cluster extra (course.sh test): 
     pytest.importorskip("ray")
 import ray  # noqa: E402
 
-SALT = "ray-test-salt"
-
 
 @pytest.fixture(scope="module")
 def cluster():
@@ -82,16 +80,16 @@ def outcome(rows):
 
 
 @pytest.fixture(scope="module")
-def graded(cluster, tmp_path_factory):
-    """The sample class plus a blank student, graded by the local pool and then on the cluster, where the second
-    node is killed while it grades its second pair."""
+def graded(cluster, tmp_path_factory, class_graded_one_at_a_time):
+    """The sample class plus a blank student, graded by the local pool (the session's grading) and then on the
+    cluster with the same salt, where the second node is killed while it grades its second pair."""
     address, second, names, _ = cluster
     tmp = tmp_path_factory.mktemp("ray")
     class_folder = sample_class_with_blank(tmp)
+    _, alone, local = class_graded_one_at_a_time
     mp = pytest.MonkeyPatch()
     mp.setenv("FLASH_COURSE_CELL_TIMEOUT", "10")
-    same_salt = grade.Selection(salt=SALT)
-    local = grade.grade(course_copy(tmp / "local"), class_folder, timeout=300, jobs=2, selection=same_salt)
+    same_salt = grade.Selection(salt=grade.grading_salt(alone))
     killer = Killer(second)
     killer.start()
     started = time.time()
@@ -193,7 +191,9 @@ def completed_jobs(course) -> dict[str, int]:
     return counts
 
 
-def test_an_interrupted_cluster_run_resumes_where_it_stopped(cluster, graded, capsys):
+def test_an_interrupted_cluster_run_resumes_where_it_stopped(
+    cluster, graded, class_graded_one_at_a_time, capsys
+):
     """Ctrl-C on the head once a pair is graded, while another grades on a node; the same command again grades
     only what was not finished: every pair graded once, with the local pool's scores (the same salt)."""
     address, *_ = cluster
@@ -203,7 +203,7 @@ def test_an_interrupted_cluster_run_resumes_where_it_stopped(cluster, graded, ca
     for student in students:
         shutil.copytree(course.root.parent / "class" / student, class_folder / student)
     resumed = course_copy(course.root.parent / "resumed")
-    (resumed.root / ".grading_salt").write_text(SALT)
+    (resumed.root / ".grading_salt").write_text(grade.grading_salt(class_graded_one_at_a_time[1]))
     first = subprocess.Popen(
         [
             sys.executable,
