@@ -461,3 +461,18 @@ def test_a_forward_that_resets_the_peak_memory_statistics_still_shows_its_scores
     assert any("reset the GPU allocator's statistics" in reason for reason in judged["reasons"]), judged[
         "reasons"
     ]
+
+
+def test_a_forged_count_of_memory_resets_is_bounded():
+    """The count of resets comes from a file the child writes: a 4,000-digit count is kept as the bound, not
+    carried into the pair's review reason."""
+    from course.judge import child
+
+    judged = child.Child("", {}, "bubblewrap")
+    try:
+        (judged.work / "out" / "1.answer").write_text(f'{{"ok": false, "memory_resets": {"9" * 4000}}}')
+        with pytest.raises(child.CallFailed):
+            judged.read_answer(1, "f")
+        assert judged.memory_resets == child.MEMORY_RESETS_LIMIT
+    finally:
+        judged.close()

@@ -37,6 +37,7 @@ RUN_TIME_LIMIT, RUN_TIME_SHOWN = (
     10,
     100,
 )  # entries kept of the code made at run time, characters of each  # bytes of a call id on the reply pipe; lines in one read
+MEMORY_RESETS_LIMIT = 1 << 20  # resets of the GPU allocator's statistics counted (the child writes the count)
 
 
 class CallFailed(AssertionError):
@@ -302,7 +303,8 @@ class Child:
             for entry in answer.get("run_time_code") or []:
                 if len(self.run_time_code) < RUN_TIME_LIMIT:
                     self.run_time_code.add(visible(str(entry))[:RUN_TIME_SHOWN])
-            self.memory_resets = max(self.memory_resets, int(answer.get("memory_resets") or 0))
+            resets = int(answer.get("memory_resets") or 0)
+            self.memory_resets = max(self.memory_resets, min(resets, MEMORY_RESETS_LIMIT))
             if not answer.get("ok"):
                 where = str(answer.get("where", ""))
                 raise CallFailed(f"{str(answer.get('error', ''))[:3000]}\n{where[:3000]}".rstrip())
